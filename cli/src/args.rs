@@ -1,0 +1,102 @@
+//! The command line, as clap definitions. Every command takes `--json`.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Theurian serves a project's governed engineering knowledge to AI coding agents over MCP.
+///
+/// Knowledge lives in Git under `.theurian/` as YAML migrations and markdown. This command lays
+/// out projects, keeps the per-user registry, and runs the local daemon agents connect to.
+/// Per-user data (registry, token, lock) lives in $THEURIAN_DATA_DIR, default ~/.theurian.
+#[derive(Debug, Parser)]
+#[command(name = "theurian", version, propagate_version = true)]
+pub struct Cli {
+    /// Print the result as JSON (sorted keys) on stdout, and failures as JSON on stderr.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Lay out `.theurian/` in the current Git repository and add the managed `.gitignore` block.
+    Init,
+    /// Register, unregister and list the projects the daemon serves.
+    #[command(subcommand)]
+    Project(ProjectCommand),
+    /// Start, stop and inspect the daemon.
+    #[command(subcommand)]
+    Daemon(DaemonCommand),
+    /// Manage the daemon's bearer token.
+    #[command(subcommand)]
+    Auth(AuthCommand),
+    /// Print this build's version and protocol version.
+    Version,
+    /// Serve a small built-in demo project from a scratch data directory, leaving your registry
+    /// alone. Prints the URL, the token and an example call, then serves until Ctrl-C.
+    Demo {
+        /// Port to serve on; a free one is chosen when this one is taken.
+        #[arg(long, default_value_t = 7419)]
+        port: u16,
+        /// Where to write the demo project and its data directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// Register the Git repository containing PATH (default: the current directory).
+    Register {
+        /// A directory inside the project's repository.
+        path: Option<PathBuf>,
+        /// The id agents will use; default: the id already registered for this root, else one
+        /// derived from the directory name.
+        #[arg(long)]
+        project_id: Option<String>,
+    },
+    /// Remove a registration. The project's files are never touched.
+    Unregister {
+        /// The project id to remove.
+        id: String,
+    },
+    /// List the registrations, and any entries that cannot be read.
+    List,
+}
+
+/// How tool names appear in `tools/list`.
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+pub enum ToolNameStyle {
+    /// `knowledge.search`, the contract's names.
+    #[default]
+    Dotted,
+    /// `knowledge_search`, for clients that reject dots.
+    Underscore,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DaemonCommand {
+    /// Start the daemon in the background (or reuse the one already serving this data directory).
+    Start {
+        /// Serve in this process instead, until SIGINT or SIGTERM.
+        #[arg(long)]
+        foreground: bool,
+        /// The loopback port to listen on.
+        #[arg(long, default_value_t = 7419)]
+        port: u16,
+        /// How to spell tool names in `tools/list`; calls accept both either way.
+        #[arg(long, value_enum, default_value_t = ToolNameStyle::Dotted)]
+        tool_names: ToolNameStyle,
+    },
+    /// Stop the daemon serving this data directory.
+    Stop,
+    /// Say whether a daemon serves this data directory, and where.
+    Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Replace the bearer token. A running daemon keeps the old one until it restarts.
+    Rotate,
+}

@@ -1,0 +1,34 @@
+//! One file per command, and the table that dispatches to them.
+
+mod auth;
+mod daemon;
+mod init;
+mod project;
+mod version;
+
+use crate::args::{Cli, Command};
+use serde_json::Value;
+use theurian_core::CoreError;
+
+/// Runs the parsed command and returns what it reports.
+pub fn run(cli: Cli) -> Result<Value, CoreError> {
+    let data = theurian_core::datadir::DataDir::from_env();
+    match cli.command {
+        Command::Init => init::run(&data),
+        Command::Project(cmd) => project::run(&data, cmd),
+        Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
+        Command::Auth(cmd) => auth::run(&data, cmd),
+        Command::Version => Ok(version::run()),
+        Command::Demo { port, dir } => crate::demo::run(port, dir),
+    }
+}
+
+/// The current directory, or a refusal naming why it cannot be read.
+pub fn cwd() -> Result<std::path::PathBuf, CoreError> {
+    std::env::current_dir().map_err(|e| {
+        CoreError::failure(
+            format!("The current directory cannot be read: {e}."),
+            "cd into your project and try again.",
+        )
+    })
+}

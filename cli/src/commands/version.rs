@@ -1,0 +1,11 @@
+//! `theurian version`: this build and the protocol it speaks.
+
+use serde_json::{json, Value};
+
+pub fn run() -> Value {
+    json!({
+        "version": theurian_core::VERSION,
+        "protocolVersion": theurian_protocol::PROTOCOL_VERSION,
+        "schemaVersion": 4,
+    })
+}

@@ -1,0 +1,201 @@
+//! Rewriting a group of schema files into one typify name space.
+//!
+//! typify resolves only `#/definitions/<name>` references inside one root, so every file's root
+//! and every `$defs` entry becomes a named definition, and every `$ref` (whether to another file
+//! by `$id` or to a local `$defs` entry) is rewritten to point at that name.
+
+use crate::{CodegenError, SchemaFile, SchemaSet};
+use proc_macro2::TokenStream;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// `knowledge-search-input` → `KnowledgeSearchInput`; `opCreateItem` → `OpCreateItem`.
+pub fn pascal(name: &str) -> String {
+    let mut out = String::new();
+    for part in name.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.push(first.to_ascii_uppercase());
+            out.extend(chars);
+        }
+    }
+    out
+}
+
+/// Whether a file's root is a type of its own, or only a container of `$defs`.
+fn root_is_type(doc: &Value) -> bool {
+    doc.as_object().is_some_and(|o| {
+        [
+            "type",
+            "properties",
+            "allOf",
+            "anyOf",
+            "oneOf",
+            "$ref",
+            "enum",
+            "const",
+        ]
+        .iter()
+        .any(|k| o.contains_key(*k))
+    })
+}
+
+/// The definition names of one group: each file's root, and each `$defs` entry.
+struct Names<'a> {
+    roots: BTreeMap<&'a str, String>,
+    defs: BTreeMap<(&'a str, String), String>,
+}
+
+impl<'a> Names<'a> {
+    fn assign(files: &[&'a SchemaFile]) -> Result<Self, CodegenError> {
+        let mut taken: BTreeMap<String, String> = BTreeMap::new();
+        let mut roots = BTreeMap::new();
+        for f in files {
+            let name = pascal(f.stem());
+            if let Some(other) = taken.insert(name.clone(), f.rel_path.clone()) {
+                return Err(CodegenError::Schema {
+                    path: f.rel_path.clone(),
+                    message: format!("its type name {name} is already used by {other}"),
+                });
+            }
+            roots.insert(f.rel_path.as_str(), name);
+        }
+        let mut defs = BTreeMap::new();
+        for f in files {
+            let Some(map) = f.doc.get("$defs").and_then(Value::as_object) else {
+                continue;
+            };
+            for key in map.keys() {
+                let plain = pascal(key);
+                let name = if taken.contains_key(&plain) {
+                    format!("{}{plain}", pascal(f.stem()))
+                } else {
+                    plain
+                };
+                if let Some(other) = taken.insert(name.clone(), f.rel_path.clone()) {
+                    return Err(CodegenError::Schema {
+                        path: f.rel_path.clone(),
+                        message: format!(
+                            "definition {key} would be named {name}, already used by {other}"
+                        ),
+                    });
+                }
+                defs.insert((f.rel_path.as_str(), key.clone()), name);
+            }
+        }
+        Ok(Names { roots, defs })
+    }
+
+    fn for_ref(
+        &self,
+        set: &SchemaSet,
+        from: &SchemaFile,
+        reference: &str,
+    ) -> Result<String, CodegenError> {
+        let (target, fragment) = set.split_ref(from, reference)?;
+        let unsupported = || {
+            CodegenError::Schema {
+            path: from.rel_path.clone(),
+            message: format!(
+                "`$ref` {reference} must name a whole file or one of its `$defs` entries, inside the same schema group"
+            ),
+        }
+        };
+        let name = if fragment.is_empty() {
+            self.roots.get(target.rel_path.as_str())
+        } else {
+            let key = fragment.strip_prefix("/$defs/").ok_or_else(unsupported)?;
+            if key.contains('/') {
+                return Err(unsupported());
+            }
+            self.defs.get(&(target.rel_path.as_str(), key.to_owned()))
+        };
+        name.cloned().ok_or_else(unsupported)
+    }
+}
+
+/// Copies `node`, dropping the keys typify must not see and rewriting every `$ref`.
+fn rewrite(
+    node: &Value,
+    set: &SchemaSet,
+    from: &SchemaFile,
+    names: &Names<'_>,
+) -> Result<Value, CodegenError> {
+    Ok(match node {
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (k, v) in map {
+                match k.as_str() {
+                    "$defs" | "$schema" | "$id" => {}
+                    // typify cannot express conditional rules; the validator enforces them, and
+                    // the typed structs are for ergonomics, never the gate.
+                    "if" | "then" | "else" => {}
+                    // A `date-time` becomes a plain string: typify would pick chrono's UTC type,
+                    // which rewrites `+09:00` offsets to `Z` on the way out.
+                    "format" => {}
+                    "$ref" => {
+                        let r = v.as_str().ok_or_else(|| CodegenError::Schema {
+                            path: from.rel_path.clone(),
+                            message: "a `$ref` that is not a string".into(),
+                        })?;
+                        let name = names.for_ref(set, from, r)?;
+                        out.insert(k.clone(), Value::String(format!("#/definitions/{name}")));
+                    }
+                    _ => {
+                        out.insert(k.clone(), rewrite(v, set, from, names)?);
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| rewrite(v, set, from, names))
+                .collect::<Result<_, _>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+/// Runs typify over one group of schema files and returns the generated items.
+pub(crate) fn typify_group(
+    group: &str,
+    files: &[&SchemaFile],
+    set: &SchemaSet,
+) -> Result<TokenStream, CodegenError> {
+    let names = Names::assign(files)?;
+    let mut definitions: Vec<(String, schemars::schema::Schema)> = Vec::new();
+    let to_schema = |path: &str, v: Value| {
+        serde_json::from_value::<schemars::schema::Schema>(v).map_err(|e| CodegenError::Schema {
+            path: path.to_owned(),
+            message: format!("not a schema typify can read: {e}"),
+        })
+    };
+    for f in files {
+        if root_is_type(&f.doc) {
+            let v = rewrite(&f.doc, set, f, &names)?;
+            definitions.push((
+                names.roots[f.rel_path.as_str()].clone(),
+                to_schema(&f.rel_path, v)?,
+            ));
+        }
+        if let Some(map) = f.doc.get("$defs").and_then(Value::as_object) {
+            for (key, def) in map {
+                let v = rewrite(def, set, f, &names)?;
+                let name = names.defs[&(f.rel_path.as_str(), key.clone())].clone();
+                definitions.push((name, to_schema(&f.rel_path, v)?));
+            }
+        }
+    }
+    let mut settings = typify::TypeSpaceSettings::default();
+    settings.with_derive("PartialEq".to_owned());
+    let mut space = typify::TypeSpace::new(&settings);
+    space
+        .add_ref_types(definitions)
+        .map_err(|e| CodegenError::Typify {
+            group: group.to_owned(),
+            message: e.to_string(),
+        })?;
+    Ok(space.to_stream())
+}

@@ -1,0 +1,62 @@
+//! Small file-system helpers with the guarantees every writer here needs: atomic replacement,
+//! private modes, and no following of symlinks where a secret lives.
+
+use crate::CoreError;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// Creates `dir` (and parents) and sets its mode.
+pub fn ensure_dir(dir: &Path, mode: u32) -> Result<(), CoreError> {
+    fs::create_dir_all(dir).map_err(|e| CoreError::io("create the directory", dir, &e))?;
+    fs::set_permissions(dir, fs::Permissions::from_mode(mode))
+        .map_err(|e| CoreError::io("set the mode of", dir, &e))
+}
+
+/// Writes `bytes` to `path` through a temporary sibling and a rename, so a reader sees either
+/// the old file or the new one, never half of one. `mode` applies to the new file.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CoreError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!("{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(mode)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
+        fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        CoreError::io("write", path, &e)
+    })
+}
+
+/// JSON with sorted keys, two-space indent and a final newline: the format of every file and
+/// `--json` answer this tool writes.
+pub fn sorted_json(value: &serde_json::Value) -> String {
+    fn sort(v: &serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                serde_json::Value::Object(
+                    keys.into_iter().map(|k| (k.clone(), sort(&m[k]))).collect(),
+                )
+            }
+            serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut s = serde_json::to_string_pretty(&sort(value)).unwrap_or_else(|_| "null".into());
+    s.push('\n');
+    s
+}

@@ -1,0 +1,20 @@
+//! Theurian's core logic, shared by the `theurian` CLI and the daemon so neither re-implements
+//! it: where per-user data lives, the project registry, the bearer token, the serving profile,
+//! finding a project's Git root, and laying out `.theurian/`.
+//!
+//! Later issues add the migration engine, the canonical store, retrieval, findings, review
+//! evidence and proposals here.
+
+pub mod datadir;
+pub mod error;
+pub mod fsutil;
+pub mod gitdir;
+pub mod layout;
+pub mod registry;
+pub mod serving_profile;
+pub mod token;
+
+pub use error::{CoreError, Exit};
+
+/// This build's version, as every surface reports it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,37 @@
+//! Theurian's MCP wire contract as Rust: the types, validators and tool table generated from
+//! `schemas/`, plus the few hand-written pieces they lean on.
+//!
+//! Integrators depend on this crate to talk to a Theurian daemon with the same types the daemon
+//! compiles against. Nothing in the generated modules is written by hand: `build.rs` runs
+//! `theurian-codegen` over `schemas/` on every build, and `generated/protocol.rs` is a committed
+//! copy of that output kept for review (a test fails when it drifts).
+//!
+//! * [`mcp`], [`migration`], [`config`], [`protocol`]: typed structs for each schema group.
+//! * [`tools`]: the tool table, the [`tools::ToolHandlers`] trait the daemon implements, and
+//!   typed dispatch.
+//! * [`schemas`]: every schema file, embedded verbatim.
+//! * [`bundle`]: a schema made self-contained for publication in `tools/list`.
+//! * [`seat`]: the validation seat that checks raw arguments before any handler runs.
+
+include!(concat!(env!("OUT_DIR"), "/protocol.rs"));
+
+pub mod bundle;
+mod refusal;
+pub mod seat;
+
+pub use refusal::{quote_name as refusal_quote, KeyUsage, Refusal};
+
+/// The protocol version every surface reports (`/health`, `system.capabilities`, `--version`).
+pub const PROTOCOL_VERSION: &str = "theurian/v1";
+
+/// The generated source this build compiled, for the drift test.
+pub const GENERATED_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/protocol.rs"));
+
+/// The value a schema fixes with `const` at `pointer` inside the file at `path` (under
+/// `schemas/`), so code that must emit a fixed value takes it from the contract instead of
+/// restating it.
+pub fn schema_const(path: &str, pointer: &str) -> Option<serde_json::Value> {
+    let doc = schemas::ALL.iter().find(|d| d.path == path)?;
+    let value: serde_json::Value = serde_json::from_str(doc.text).ok()?;
+    value.pointer(pointer)?.get("const").cloned()
+}

@@ -1,0 +1,268 @@
+//! Running the daemon: one instance per data directory, held by an advisory lock on
+//! `<data>/daemon.lock` that records the pid, port and instance id; graceful shutdown on
+//! SIGINT and SIGTERM; and the client-side probes `daemon start`, `status` and `stop` use.
+
+use crate::app::router;
+use crate::mcp::TheurianMcp;
+use crate::state::{AppState, Shared, ToolNames};
+use std::fs::{File, OpenOptions};
+use std::future::Future;
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Arc;
+use std::time::Duration;
+use theurian_core::datadir::DataDir;
+use theurian_core::fsutil::ensure_dir;
+use theurian_core::{serving_profile, token, CoreError};
+use theurian_protocol::seat::Seat;
+
+/// The port the daemon listens on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 7419;
+
+/// What the lock file records about the daemon holding it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockInfo {
+    /// The daemon's process id.
+    pub pid: u32,
+    /// The port it serves on.
+    pub port: u16,
+    /// The random id its `/health` publishes.
+    pub instance_id: String,
+}
+
+/// The held lock; dropping it (or exiting) releases it.
+#[derive(Debug)]
+pub struct DaemonLock {
+    file: File,
+}
+
+impl DaemonLock {
+    /// Takes the lock without waiting. `Ok(None)` when another process holds it.
+    pub fn try_acquire(data: &DataDir) -> Result<Option<DaemonLock>, CoreError> {
+        ensure_dir(data.root(), 0o700)?;
+        let path = data.daemon_lock();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|e| CoreError::io("open the lock file", &path, &e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| CoreError::io("inspect", &path, &e))?;
+        if !meta.is_file() {
+            return Err(CoreError::failure(
+                format!("{} is not a regular file.", path.display()),
+                "Remove it; the daemon recreates it.",
+            ));
+        }
+        // SAFETY: flock on a descriptor this function owns; no memory is shared.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            return Ok(None);
+        }
+        Ok(Some(DaemonLock { file }))
+    }
+
+    /// Records who holds the lock.
+    pub fn record(&mut self, info: &LockInfo) -> Result<(), CoreError> {
+        let text = format!("{}\n", serde_json::to_string(info).unwrap_or_default());
+        let mut write = || -> std::io::Result<()> {
+            self.file.set_len(0)?;
+            self.file.rewind()?;
+            self.file.write_all(text.as_bytes())?;
+            self.file.sync_all()
+        };
+        write().map_err(|e| {
+            CoreError::failure(
+                format!("Could not write the daemon lock file: {e}."),
+                "Check the data directory is writable.",
+            )
+        })
+    }
+}
+
+/// What the lock file says, if anything readable.
+pub fn read_lock_info(data: &DataDir) -> Option<LockInfo> {
+    let mut text = String::new();
+    File::open(data.daemon_lock())
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
+    serde_json::from_str(text.trim()).ok()
+}
+
+/// Whether nothing listens on `127.0.0.1:port`.
+pub fn port_free(port: u16) -> bool {
+    std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
+}
+
+/// `GET /health` on loopback with a short timeout: the JSON object, if a daemon answered.
+pub fn probe(port: u16) -> Option<serde_json::Value> {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream
+        .set_write_timeout(Some(Duration::from_secs(2)))
+        .ok()?;
+    let request =
+        format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut response = Vec::new();
+    let _ = stream.take(64 * 1024).read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response);
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(body.trim()).ok()?;
+    value.is_object().then_some(value)
+}
+
+/// Reads the token (creating it on first start) and the serving profile, compiles the seat,
+/// and assembles the shared state. Any fault here refuses to start.
+pub fn build_state(data: DataDir, port: u16, tool_names: ToolNames) -> Result<AppState, CoreError> {
+    let token = token::load_or_create(&data)?;
+    let ceiling = serving_profile::load(&data)?;
+    let seat = Seat::new().map_err(|e| {
+        CoreError::failure(e.to_string(), "This build is damaged: reinstall theurian.")
+    })?;
+    let instance_id = token::generate()?.chars().take(16).collect();
+    Ok(Arc::new(Shared {
+        data,
+        token,
+        ceiling,
+        port,
+        seat,
+        tool_names,
+        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false),
+        instance_id,
+    }))
+}
+
+/// Serves on `listener` until `shutdown` completes, then drains in-flight requests.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), CoreError> {
+    let mcp = TheurianMcp::new(state.clone()).map_err(|e| {
+        CoreError::failure(
+            format!("The published schemas do not bundle: {e}."),
+            "This build is damaged: reinstall theurian.",
+        )
+    })?;
+    let app = router(state, mcp);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|e| {
+            CoreError::failure(
+                format!("The daemon stopped serving: {e}."),
+                "Check `theurian daemon status` and the log, then start it again.",
+            )
+        })
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn signalled() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
+
+/// What `daemon start` decided before serving.
+#[derive(Debug)]
+pub enum Start {
+    /// This process holds the lock and the port: serve.
+    Serve(DaemonLock),
+    /// A healthy daemon for this data directory already serves on `port`.
+    Reuse(LockInfo),
+}
+
+/// Decides whether to start, reuse, or refuse.
+pub fn decide(data: &DataDir, port: u16) -> Result<Start, CoreError> {
+    match DaemonLock::try_acquire(data)? {
+        Some(lock) => {
+            if port_free(port) {
+                return Ok(Start::Serve(lock));
+            }
+            drop(lock);
+            let what = if probe(port).is_some() {
+                "another Theurian daemon (serving a different data directory)"
+            } else {
+                "a process that is not a Theurian daemon"
+            };
+            Err(CoreError::failure(
+                format!("Port {port} is already in use by {what}."),
+                "Stop that process, or start this daemon on another port with `--port`.",
+            ))
+        }
+        None => {
+            let info = read_lock_info(data);
+            match info {
+                Some(info) if probe(info.port).and_then(|h| h.get("instanceId").and_then(|v| v.as_str()).map(|s| s == info.instance_id)).unwrap_or(false) => Ok(Start::Reuse(info)),
+                _ => Err(CoreError::failure(
+                    format!("Another process holds {} but no daemon answers for it.", data.daemon_lock().display()),
+                    "A daemon may still be starting or stopping: wait a moment and retry. If it persists, `theurian daemon stop` ends it.",
+                )),
+            }
+        }
+    }
+}
+
+/// Serves in this process until a signal arrives. Holds the lock throughout.
+pub fn run_foreground(
+    data: DataDir,
+    port: u16,
+    tool_names: ToolNames,
+    mut lock: DaemonLock,
+    ready: impl FnOnce(&AppState, u16),
+) -> Result<(), CoreError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            CoreError::failure(
+                format!("Could not start the async runtime: {e}."),
+                "Check the system's thread and file limits.",
+            )
+        })?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .map_err(|e| {
+                CoreError::failure(
+                    format!("Could not listen on 127.0.0.1:{port}: {e}."),
+                    "Choose another port with `--port`.",
+                )
+            })?;
+        let bound = listener.local_addr().map(|a| a.port()).unwrap_or(port);
+        let state = build_state(data, bound, tool_names)?;
+        lock.record(&LockInfo {
+            pid: std::process::id(),
+            port: bound,
+            instance_id: state.instance_id.clone(),
+        })?;
+        ready(&state, bound);
+        tracing::info!(port = bound, "serving MCP at http://127.0.0.1:{bound}/mcp");
+        serve(listener, state, signalled()).await?;
+        tracing::info!("stopped");
+        drop(lock);
+        Ok(())
+    })
+}

@@ -1,0 +1,18 @@
+//! The Theurian daemon: MCP over Streamable HTTP on loopback, behind a bearer token, with the
+//! validation seat in front of every tool.
+//!
+//! * [`app`]: the axum router — `/health`, the guard (token, Host, Origin, body size) and the
+//!   rmcp service mounted at `/mcp`.
+//! * [`mcp`]: the rmcp `ServerHandler`: `tools/list` from the generated table, `tools/call`
+//!   through the seat, then typed dispatch.
+//! * [`tools`]: one file per tool; [`tools::Handlers`] implements the generated trait.
+//! * [`daemon`]: single instance per data directory, the lock file, start/stop, signals.
+
+pub mod app;
+pub mod daemon;
+pub mod guard;
+pub mod mcp;
+pub mod state;
+pub mod tools;
+
+pub use state::{AppState, ToolNames};

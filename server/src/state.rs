@@ -1,0 +1,41 @@
+//! What every request can see: the data directory, the token, the compiled seat and the
+//! published tool list. Built once at start and shared behind an `Arc`.
+
+use std::sync::Arc;
+use theurian_core::datadir::DataDir;
+use theurian_core::serving_profile::Ceiling;
+use theurian_protocol::seat::Seat;
+
+/// How tool names are spelled in `tools/list`. Calls accept both spellings either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolNames {
+    /// `knowledge.search`: the contract's names.
+    #[default]
+    Dotted,
+    /// `knowledge_search`: for clients that reject dots in tool names.
+    Underscore,
+}
+
+/// Shared daemon state.
+pub struct Shared {
+    /// Where the registry, token and lock live.
+    pub data: DataDir,
+    /// The bearer token every `/mcp` request must carry.
+    pub token: String,
+    /// The sensitivity ceiling read at start.
+    pub ceiling: Ceiling,
+    /// The port the daemon is bound to (for the Host check).
+    pub port: u16,
+    /// Compiled validators for every tool.
+    pub seat: Seat,
+    /// Name style in `tools/list`.
+    pub tool_names: ToolNames,
+    /// When the daemon started (RFC 3339, UTC).
+    pub started_at: String,
+    /// A random id for this run, published by `/health` and recorded in the lock file, so
+    /// `daemon start` can tell its own daemon from another one on the same port.
+    pub instance_id: String,
+}
+
+/// Cheap to clone: the handler factory clones it per request.
+pub type AppState = Arc<Shared>;

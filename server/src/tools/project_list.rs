@@ -1,0 +1,57 @@
+//! `project.list`: the registered projects a caller can name, and the registry ids nothing can
+//! serve. Read from the registry on every call, so a registration made while the daemon runs is
+//! visible at once.
+
+use crate::state::AppState;
+use theurian_core::registry::{Registry, UNREADABLE_REMEDY};
+use theurian_protocol::mcp::{
+    ProjectListInput, ProjectListResponse, ProjectListResponseProjectsItem, RefusalMetaCode,
+};
+use theurian_protocol::Refusal;
+
+/// Longest value this tool publishes from the registry; longer ones are cut and marked.
+const MAX_VALUE_CHARS: usize = 120;
+
+/// Escapes control characters and bounds the length of a value read from a hand-editable file.
+fn bounded(value: &str) -> String {
+    let escaped: String = value.chars().flat_map(char::escape_debug).collect();
+    if escaped.chars().count() <= MAX_VALUE_CHARS {
+        escaped
+    } else {
+        let cut: String = escaped.chars().take(MAX_VALUE_CHARS).collect();
+        format!("{cut}... (cut)")
+    }
+}
+
+pub(crate) fn answer(
+    state: &AppState,
+    _input: ProjectListInput,
+) -> Result<ProjectListResponse, Refusal> {
+    let registry = Registry::load(&state.data).map_err(|e| {
+        Refusal::new(
+            RefusalMetaCode::Internal,
+            format!("{} {}", e.message, e.remedy),
+        )
+    })?;
+    let mut projects = Vec::new();
+    for (id, entry) in registry.entries() {
+        let item = ProjectListResponseProjectsItem {
+            project_id: id
+                .as_str()
+                .try_into()
+                .map_err(|e| Refusal::internal("project.list", &e))?,
+            root_path: bounded(&entry.root_path.to_string_lossy())
+                .as_str()
+                .try_into()
+                .map_err(|e| Refusal::internal("project.list", &e))?,
+        };
+        projects.push(item);
+    }
+    let unreadable: Vec<String> = registry.unreadable().iter().map(|id| bounded(id)).collect();
+    Ok(ProjectListResponse {
+        count: projects.len() as u64,
+        projects,
+        remedy: (!unreadable.is_empty()).then(|| UNREADABLE_REMEDY.to_owned()),
+        unreadable,
+    })
+}

@@ -1,0 +1,59 @@
+//! `system.capabilities`: what this build serves, so a client can degrade one feature at a time.
+//!
+//! Every flag is derived from the handler registrations, never written separately: a tool that
+//! is not registered reports false. The sensitivity ceiling is deliberately not published.
+
+use super::Handlers;
+use theurian_protocol::mcp::{
+    RefusalMetaCode, SystemCapabilitiesInput, SystemCapabilitiesResponse,
+    SystemCapabilitiesResponseCapabilities, SystemCapabilitiesResponseCapabilitiesKnowledgeSearch,
+};
+use theurian_protocol::tools::{registered, Intent, ToolHandlers};
+use theurian_protocol::Refusal;
+
+/// The canonical store's schema version, which the state hash covers.
+pub const CANONICAL_SCHEMA_VERSION: u64 = 4;
+
+const RESPONSE_SCHEMA: &str = "mcp/system-capabilities-response.schema.json";
+
+pub(crate) fn answer(
+    _input: SystemCapabilitiesInput,
+) -> Result<SystemCapabilitiesResponse, Refusal> {
+    let serves = |c: Option<theurian_protocol::KeyUsage>| c.is_some();
+    let search = serves(Handlers::KNOWLEDGE_SEARCH);
+    let write_tools = registered::<Handlers>().any(|t| t.intent == Intent::WriteIntent);
+    let scope = theurian_protocol::schema_const(RESPONSE_SCHEMA, "/properties/capabilities/properties/reviewIngestionScope")
+        .ok_or_else(|| Refusal::new(RefusalMetaCode::Internal, "system.capabilities: the embedded response schema lost its ingestion scope; this build is damaged."))?;
+    let names: Vec<&str> = registered::<Handlers>().map(|t| t.name).collect();
+    let note = format!(
+        "This build serves {}. A tool missing from that list is not registered, and its flag here is false. \
+         No MCP tool writes approved knowledge: write-intent tools only draft proposals for a human to merge.",
+        names.join(", ")
+    );
+    let bad = |e: theurian_protocol::mcp::error::ConversionError| {
+        Refusal::internal("system.capabilities", &e)
+    };
+    Ok(SystemCapabilitiesResponse {
+        version: theurian_core::VERSION.try_into().map_err(bad)?,
+        protocol_version: theurian_protocol::PROTOCOL_VERSION
+            .try_into()
+            .map_err(bad)?,
+        schema_version: std::num::NonZeroU64::new(CANONICAL_SCHEMA_VERSION)
+            .ok_or_else(|| Refusal::internal("system.capabilities", &"schema version"))?,
+        capabilities: SystemCapabilitiesResponseCapabilities {
+            // Ranked (hybrid-capable) search arrives with the tantivy index; until then the best
+            // this build could do is the substring scan, and it does not serve even that yet.
+            knowledge_search: SystemCapabilitiesResponseCapabilitiesKnowledgeSearch::Substring,
+            knowledge_get: serves(Handlers::KNOWLEDGE_GET),
+            hybrid_retrieval: false,
+            raptor: false,
+            sensitivity_enforcement: search || serves(Handlers::KNOWLEDGE_GET),
+            review_findings: serves(Handlers::REVIEW_FINDINGS),
+            review_ingestion: serves(Handlers::REVIEW_SEARCH),
+            review_ingestion_scope: scope,
+            traceability: false,
+            write_tools,
+        },
+        note: note.as_str().try_into().map_err(bad)?,
+    })
+}

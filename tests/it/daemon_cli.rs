@@ -1,0 +1,136 @@
+//! The real binary: `daemon start` in the background, a second start reusing the first,
+//! `status`, `stop`, and a foreground daemon ending gracefully on SIGTERM.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn theurian(data: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .env("THEURIAN_DATA_DIR", data)
+        .env("RUST_LOG", "warn")
+        .args(args)
+        .output()
+        .expect("run theurian")
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "not JSON: {} / {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+#[test]
+fn start_reuses_a_healthy_daemon_then_stops_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port().to_string();
+    let first = theurian(dir.path(), &["--json", "daemon", "start", "--port", &port]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let first = json_of(&first);
+    assert_eq!(first["decision"], "start");
+    let pid = first["pid"].as_u64().expect("pid");
+
+    let second = theurian(dir.path(), &["--json", "daemon", "start", "--port", &port]);
+    assert!(second.status.success());
+    let second = json_of(&second);
+    assert_eq!(second["decision"], "reuse");
+    assert_eq!(second["pid"].as_u64(), Some(pid));
+
+    let status = json_of(&theurian(dir.path(), &["--json", "daemon", "status"]));
+    assert_eq!(status["state"], "running");
+    assert_eq!(status["listening"], true);
+    assert_eq!(status["endpoint"], format!("http://127.0.0.1:{port}/mcp"));
+
+    let token = std::fs::read_to_string(dir.path().join("auth/mcp-token"))
+        .expect("token written on first start");
+    assert_eq!(token.len(), 43);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(dir.path().join("auth/mcp-token"))
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+
+    let stop = json_of(&theurian(dir.path(), &["--json", "daemon", "stop"]));
+    assert_eq!(stop["stopped"], true);
+    let status = json_of(&theurian(dir.path(), &["--json", "daemon", "status"]));
+    assert_eq!(status["state"], "stopped");
+    let again = json_of(&theurian(dir.path(), &["--json", "daemon", "stop"]));
+    assert_eq!(again["stopped"], false);
+}
+
+#[test]
+fn a_foreground_daemon_shuts_down_gracefully_on_sigterm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .env("THEURIAN_DATA_DIR", dir.path())
+        .env("RUST_LOG", "warn")
+        .args([
+            "daemon",
+            "start",
+            "--foreground",
+            "--port",
+            &port.to_string(),
+        ])
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while theurian_server::daemon::probe(port).is_none() {
+        assert!(Instant::now() < deadline, "daemon never answered /health");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    // SAFETY: signalling the child this test spawned.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert!(status.success(), "exit status {status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "daemon ignored SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(theurian_server::daemon::probe(port).is_none());
+}
+
+#[test]
+fn a_port_held_by_something_else_is_a_conflict() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let squatter = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = squatter.local_addr().expect("addr").port().to_string();
+    let out = theurian(
+        dir.path(),
+        &["--json", "daemon", "start", "--foreground", "--port", &port],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err: Value = serde_json::from_slice(&out.stderr).expect("json error");
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not a Theurian daemon"),
+        "{err}"
+    );
+    assert!(err["remedy"].is_string());
+}

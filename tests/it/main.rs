@@ -1,0 +1,17 @@
+//! The workspace's one integration-test binary (one link instead of many, on 2 cores).
+//!
+//! * `wire`: the daemon over a real socket on a free port: initialize, tools/list, every
+//!   registered tool, the validation seat, the guard.
+//! * `daemon_cli`: the real `theurian` binary: single instance, reuse, stop, status.
+//! * `cli`: registry and layout commands, output conventions and exit codes.
+//! * `schema_agreement`: our schemas against the reference's, structurally.
+//! * `generated`: the committed generated source against what the build produces.
+//! * `key_sets`: schema keys, generated fields and handler declarations agree.
+
+mod cli;
+mod daemon_cli;
+mod generated;
+mod key_sets;
+mod schema_agreement;
+mod support;
+mod wire;

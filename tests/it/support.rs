@@ -1,0 +1,297 @@
+//! Shared test plumbing: paths, an in-process daemon on a free port, a small MCP client, and a
+//! JSON Schema resolver used by the structural comparisons.
+
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use theurian_core::datadir::DataDir;
+use theurian_server::ToolNames;
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// `../shared` beside the checkout.
+pub fn shared() -> PathBuf {
+    root().parent().expect("parent of checkout").join("shared")
+}
+
+/// A daemon serving in this process on a free loopback port, stopped on drop.
+pub struct Daemon {
+    pub port: u16,
+    pub token: String,
+    pub data: DataDir,
+    pub _dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    handle: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Daemon {
+    pub async fn start(names: ToolNames) -> Daemon {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Daemon::start_in(dir, names).await
+    }
+
+    pub async fn start_in(dir: tempfile::TempDir, names: ToolNames) -> Daemon {
+        let data = DataDir::at(dir.path().join("data"));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind port 0");
+        let port = listener.local_addr().expect("addr").port();
+        let state = theurian_server::daemon::build_state(data.clone(), port, names).expect("state");
+        let token = state.token.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let handle = tokio::spawn(async move {
+            theurian_server::daemon::serve(listener, state, async move {
+                let _ = rx.await;
+            })
+            .await
+            .expect("serve");
+        });
+        Daemon {
+            port,
+            token,
+            data,
+            _dir: dir,
+            stop: Some(tx),
+            handle: Some(handle),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    pub fn client(&self) -> Client {
+        Client {
+            http: reqwest::Client::new(),
+            url: self.url(),
+            token: Some(self.token.clone()),
+            next_id: 1,
+        }
+    }
+
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.await;
+        }
+    }
+}
+
+/// A minimal Streamable HTTP MCP client.
+pub struct Client {
+    pub http: reqwest::Client,
+    pub url: String,
+    pub token: Option<String>,
+    next_id: u64,
+}
+
+impl Client {
+    pub fn request(&self, body: &Value) -> reqwest::RequestBuilder {
+        let mut r = self
+            .http
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .json(body);
+        if let Some(t) = &self.token {
+            r = r.header("Authorization", format!("Bearer {t}"));
+        }
+        r
+    }
+
+    /// Sends one JSON-RPC request and returns the whole JSON-RPC answer.
+    pub async fn rpc(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let resp = self
+            .request(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(
+            resp.status(),
+            200,
+            "{method} answered HTTP {}",
+            resp.status()
+        );
+        let text = resp.text().await.expect("body");
+        parse_body(&text)
+    }
+
+    pub async fn initialize(&mut self) -> Value {
+        let init = self
+            .rpc("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "0"}}))
+            .await;
+        let _ = self
+            .request(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .send()
+            .await;
+        init
+    }
+
+    /// `tools/call`, returning the `result` object.
+    pub async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let answer = self
+            .rpc("tools/call", json!({"name": name, "arguments": arguments}))
+            .await;
+        answer
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("tools/call {name} gave no result: {answer}"))
+    }
+}
+
+/// A JSON body, or the last `data:` event of an SSE body.
+pub fn parse_body(text: &str) -> Value {
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str(text).expect("json body");
+    }
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    serde_json::from_str(data.last().expect("an SSE data line")).expect("json event")
+}
+
+/// Keys that carry prose, identity or codegen annotations, not structure.
+pub const ANNOTATIONS: &[&str] = &[
+    "description",
+    "title",
+    "$id",
+    "$comment",
+    "examples",
+    "$schema",
+    "$defs",
+    "default",
+    "x-theurian-summary",
+    "x-theurian-intent",
+];
+
+/// Loads every `*.schema.json` under `dir`: by relative path, and by `$id`.
+pub fn load_schemas(dir: &Path) -> (BTreeMap<String, Value>, BTreeMap<String, Value>) {
+    let mut by_path = BTreeMap::new();
+    let mut by_id = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.to_string_lossy().ends_with(".schema.json") {
+                let doc: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).expect("read"))
+                        .expect("json");
+                let rel = path
+                    .strip_prefix(dir)
+                    .expect("rel")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                if let Some(id) = doc.get("$id").and_then(Value::as_str) {
+                    by_id.insert(id.to_owned(), doc.clone());
+                }
+                by_path.insert(rel, doc);
+            }
+        }
+    }
+    (by_path, by_id)
+}
+
+/// Inlines every `$ref` (into other documents by `$id`, or local fragments), drops annotation
+/// keys, and sorts `required`, `enum` and `type` lists, so two schemas that mean the same thing
+/// compare equal.
+pub fn resolve(node: &Value, doc: &Value, by_id: &BTreeMap<String, Value>, depth: usize) -> Value {
+    assert!(depth < 64, "reference cycle");
+    match node {
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| resolve(v, doc, by_id, depth))
+                .collect(),
+        ),
+        Value::Object(map) => {
+            if let Some(r) = map.get("$ref").and_then(Value::as_str) {
+                let (base, fragment) = r.split_once('#').unwrap_or((r, ""));
+                let target_doc = if base.is_empty() {
+                    doc
+                } else {
+                    by_id
+                        .get(base)
+                        .unwrap_or_else(|| panic!("unresolvable $ref {r}"))
+                };
+                let target = target_doc
+                    .pointer(fragment)
+                    .unwrap_or_else(|| panic!("no {fragment} in {base}"));
+                let mut out = resolve(target, target_doc, by_id, depth + 1);
+                let rest: Map<String, Value> = map
+                    .iter()
+                    .filter(|(k, _)| *k != "$ref")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if let (Value::Object(o), Value::Object(r)) =
+                    (&mut out, resolve(&Value::Object(rest), doc, by_id, depth))
+                {
+                    o.extend(r);
+                }
+                return normalise(out);
+            }
+            normalise(Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), resolve(v, doc, by_id, depth)))
+                    .collect(),
+            ))
+        }
+        other => other.clone(),
+    }
+}
+
+fn normalise(v: Value) -> Value {
+    let Value::Object(map) = v else { return v };
+    let mut out: Map<String, Value> = map
+        .into_iter()
+        .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()))
+        .collect();
+    for key in ["required", "enum", "type"] {
+        if let Some(Value::Array(items)) = out.get_mut(key) {
+            items.sort_by_key(|x| x.to_string());
+        }
+    }
+    Value::Object(out)
+}
+
+/// Every path at which two resolved schemas differ.
+pub fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x
+                .keys()
+                .chain(y.keys())
+                .collect::<std::collections::BTreeSet<_>>()
+            {
+                let p = format!("{path}/{k}");
+                match (x.get(k), y.get(k)) {
+                    (Some(l), Some(r)) => differences(l, r, &p, out),
+                    (Some(_), None) => out.push(format!("{p}: only in ours")),
+                    (None, Some(_)) => out.push(format!("{p}: only in the reference")),
+                    (None, None) => {}
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (l, r)) in x.iter().zip(y).enumerate() {
+                differences(l, r, &format!("{path}/{i}"), out);
+            }
+        }
+        _ if a != b => out.push(format!("{path}: ours {a} != reference {b}")),
+        _ => {}
+    }
+}
