@@ -211,10 +211,15 @@ fn describe(kind: &ValidationErrorKind) -> String {
             "the required key {} is missing",
             quote_name(property.as_str().unwrap_or_default())
         ),
-        K::Type { kind } => format!("must be of type {kind:?}")
-            .replace("Single(", "")
-            .replace("Multiple(", "")
-            .replace(')', ""),
+        K::Type { kind } => {
+            let names: Vec<String> = match kind {
+                jsonschema::error::TypeKind::Single(t) => vec![t.to_string()],
+                jsonschema::error::TypeKind::Multiple(set) => {
+                    set.iter().map(|t| t.to_string()).collect()
+                }
+            };
+            format!("must be of type {} ('type')", names.join(" or "))
+        }
         K::MaxLength { limit } => {
             format!("longer than the {limit} characters allowed ('maxLength')")
         }
