@@ -19,7 +19,7 @@ pub mod bundle;
 mod refusal;
 pub mod seat;
 
-pub use refusal::{quote_name as refusal_quote, KeyUsage, Refusal};
+pub use refusal::{bounded, quote_name as refusal_quote, KeyUsage, Refusal};
 
 /// The protocol version every surface reports (`/health`, `system.capabilities`, `--version`).
 pub const PROTOCOL_VERSION: &str = "theurian/v1";

@@ -109,15 +109,22 @@ fn cap(message: String) -> String {
     out
 }
 
-/// Quotes a caller-supplied name for a message: control characters escaped, at most 120
-/// characters, the cut marked.
-pub fn quote_name(name: &str) -> String {
-    const MAX: usize = 120;
-    let escaped: String = name.chars().flat_map(char::escape_debug).collect();
-    if escaped.chars().count() <= MAX {
-        format!("'{escaped}'")
+/// Longest caller- or file-supplied text quoted in a message, in characters.
+pub const MAX_QUOTED_CHARS: usize = 120;
+
+/// Escapes control characters and cuts at [`MAX_QUOTED_CHARS`], marking the cut: the form in
+/// which any text we did not write appears in a message or a bounded field.
+pub fn bounded(text: &str) -> String {
+    let escaped: String = text.chars().flat_map(char::escape_debug).collect();
+    if escaped.chars().count() <= MAX_QUOTED_CHARS {
+        escaped
     } else {
-        let cut: String = escaped.chars().take(MAX).collect();
-        format!("'{cut}' ... (cut)")
+        let cut: String = escaped.chars().take(MAX_QUOTED_CHARS).collect();
+        format!("{cut} ... (cut)")
     }
+}
+
+/// [`bounded`], in single quotes.
+pub fn quote_name(name: &str) -> String {
+    format!("'{}'", bounded(name))
 }

@@ -21,8 +21,6 @@ pub const MAX_NESTING: usize = 32;
 pub const MAX_NODES: usize = 100_000;
 /// Most characters of content accepted, summed over every string, key and number.
 pub const MAX_CONTENT_CHARS: usize = 12 * 1024 * 1024;
-/// Longest key path quoted in a refusal.
-const MAX_LOCATION_CHARS: usize = 120;
 
 /// Compiled validators for every tool's input and response schema.
 pub struct Seat {
@@ -176,17 +174,7 @@ fn location(segments: &[String]) -> String {
     if segments.is_empty() {
         return "<root>".to_owned();
     }
-    let joined: String = segments
-        .join("/")
-        .chars()
-        .flat_map(char::escape_debug)
-        .collect();
-    if joined.chars().count() <= MAX_LOCATION_CHARS {
-        joined
-    } else {
-        let cut: String = joined.chars().take(MAX_LOCATION_CHARS).collect();
-        format!("{cut} ... (cut)")
-    }
+    crate::refusal::bounded(&segments.join("/"))
 }
 
 fn keys(list: &[String]) -> String {

@@ -18,3 +18,7 @@ pub use error::{CoreError, Exit};
 
 /// This build's version, as every surface reports it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The canonical store's SQLite schema version. The state hash covers it, so it is part of the
+/// contract: `system.capabilities`, `knowledge.status` and `theurian version` report it.
+pub const CANONICAL_SCHEMA_VERSION: u64 = 4;

@@ -6,6 +6,6 @@ pub fn run() -> Value {
     json!({
         "version": theurian_core::VERSION,
         "protocolVersion": theurian_protocol::PROTOCOL_VERSION,
-        "schemaVersion": 4,
+        "schemaVersion": theurian_core::CANONICAL_SCHEMA_VERSION,
     })
 }

@@ -7,21 +7,7 @@ use theurian_core::registry::{Registry, UNREADABLE_REMEDY};
 use theurian_protocol::mcp::{
     ProjectListInput, ProjectListResponse, ProjectListResponseProjectsItem, RefusalMetaCode,
 };
-use theurian_protocol::Refusal;
-
-/// Longest value this tool publishes from the registry; longer ones are cut and marked.
-const MAX_VALUE_CHARS: usize = 120;
-
-/// Escapes control characters and bounds the length of a value read from a hand-editable file.
-fn bounded(value: &str) -> String {
-    let escaped: String = value.chars().flat_map(char::escape_debug).collect();
-    if escaped.chars().count() <= MAX_VALUE_CHARS {
-        escaped
-    } else {
-        let cut: String = escaped.chars().take(MAX_VALUE_CHARS).collect();
-        format!("{cut}... (cut)")
-    }
-}
+use theurian_protocol::{bounded, Refusal};
 
 pub(crate) fn answer(
     state: &AppState,

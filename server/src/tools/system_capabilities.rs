@@ -11,9 +11,6 @@ use theurian_protocol::mcp::{
 use theurian_protocol::tools::{registered, Intent, ToolHandlers};
 use theurian_protocol::Refusal;
 
-/// The canonical store's schema version, which the state hash covers.
-pub const CANONICAL_SCHEMA_VERSION: u64 = 4;
-
 const RESPONSE_SCHEMA: &str = "mcp/system-capabilities-response.schema.json";
 
 pub(crate) fn answer(
@@ -38,7 +35,7 @@ pub(crate) fn answer(
         protocol_version: theurian_protocol::PROTOCOL_VERSION
             .try_into()
             .map_err(bad)?,
-        schema_version: std::num::NonZeroU64::new(CANONICAL_SCHEMA_VERSION)
+        schema_version: std::num::NonZeroU64::new(theurian_core::CANONICAL_SCHEMA_VERSION)
             .ok_or_else(|| Refusal::internal("system.capabilities", &"schema version"))?,
         capabilities: SystemCapabilitiesResponseCapabilities {
             // Ranked (hybrid-capable) search arrives with the tantivy index; until then the best
