@@ -91,7 +91,7 @@ pub fn generate(schema_dir: &Path, manifest_relative: &str) -> Result<String, Co
     }
     let file: syn::File =
         syn::parse2(modules.clone()).map_err(|e| CodegenError::Parse(e.to_string()))?;
-    let tools = tools::tool_module(&set, &file, manifest_relative)?;
+    let tools = tools::tool_module(&set, &file)?;
     let schemas = schema_set::embedded_schemas(&set, manifest_relative);
     let all = quote! {
         #modules

@@ -175,7 +175,6 @@ fn ident(s: &str) -> Ident {
 pub(crate) fn tool_module(
     set: &SchemaSet,
     generated: &syn::File,
-    _manifest_relative: &str,
 ) -> Result<TokenStream, CodegenError> {
     let tools = collect(set, generated)?;
     let variants: Vec<Ident> = tools.iter().map(|t| ident(&pascal(&t.base))).collect();

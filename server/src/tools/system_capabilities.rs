@@ -4,6 +4,7 @@
 //! is not registered reports false. The sensitivity ceiling is deliberately not published.
 
 use super::Handlers;
+use std::sync::LazyLock;
 use theurian_protocol::mcp::{
     RefusalMetaCode, SystemCapabilitiesInput, SystemCapabilitiesResponse,
     SystemCapabilitiesResponseCapabilities, SystemCapabilitiesResponseCapabilitiesKnowledgeSearch,
@@ -13,9 +14,16 @@ use theurian_protocol::Refusal;
 
 const RESPONSE_SCHEMA: &str = "mcp/system-capabilities-response.schema.json";
 
+/// The answer is a property of the build, so it is assembled once.
+static ANSWER: LazyLock<Result<SystemCapabilitiesResponse, Refusal>> = LazyLock::new(build);
+
 pub(crate) fn answer(
     _input: SystemCapabilitiesInput,
 ) -> Result<SystemCapabilitiesResponse, Refusal> {
+    ANSWER.clone()
+}
+
+fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
     let serves = |c: Option<theurian_protocol::KeyUsage>| c.is_some();
     let search = serves(Handlers::KNOWLEDGE_SEARCH);
     let write_tools = registered::<Handlers>().any(|t| t.intent == Intent::WriteIntent);
