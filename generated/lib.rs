@@ -26,12 +26,3 @@ pub const PROTOCOL_VERSION: &str = "theurian/v1";
 
 /// The generated source this build compiled, for the drift test.
 pub const GENERATED_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/protocol.rs"));
-
-/// The value a schema fixes with `const` at `pointer` inside the file at `path` (under
-/// `schemas/`), so code that must emit a fixed value takes it from the contract instead of
-/// restating it.
-pub fn schema_const(path: &str, pointer: &str) -> Option<serde_json::Value> {
-    let doc = schemas::ALL.iter().find(|d| d.path == path)?;
-    let value: serde_json::Value = serde_json::from_str(doc.text).ok()?;
-    value.pointer(pointer)?.get("const").cloned()
-}

@@ -146,6 +146,17 @@ fn rewrite(
                     }
                 }
             }
+            // typify does not enforce a lone string `const`; the one-value `enum` it means
+            // becomes a real Rust enum, which also lets typify see `op`-style tags and generate
+            // tagged unions instead of guessing among untagged variants.
+            if let (Some(Value::String(c)), false) =
+                (out.get("const").cloned(), out.contains_key("enum"))
+            {
+                out.remove("const");
+                out.insert("enum".into(), Value::Array(vec![Value::String(c)]));
+                out.entry("type")
+                    .or_insert_with(|| Value::String("string".into()));
+            }
             Value::Object(out)
         }
         Value::Array(items) => Value::Array(

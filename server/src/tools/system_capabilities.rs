@@ -6,13 +6,12 @@
 use super::Handlers;
 use std::sync::LazyLock;
 use theurian_protocol::mcp::{
-    RefusalMetaCode, SystemCapabilitiesInput, SystemCapabilitiesResponse,
-    SystemCapabilitiesResponseCapabilities, SystemCapabilitiesResponseCapabilitiesKnowledgeSearch,
+    SystemCapabilitiesInput, SystemCapabilitiesResponse, SystemCapabilitiesResponseCapabilities,
+    SystemCapabilitiesResponseCapabilitiesKnowledgeSearch,
+    SystemCapabilitiesResponseCapabilitiesReviewIngestionScope,
 };
 use theurian_protocol::tools::{registered, Intent, ToolHandlers};
 use theurian_protocol::Refusal;
-
-const RESPONSE_SCHEMA: &str = "mcp/system-capabilities-response.schema.json";
 
 /// The answer is a property of the build, so it is assembled once.
 static ANSWER: LazyLock<Result<SystemCapabilitiesResponse, Refusal>> = LazyLock::new(build);
@@ -27,8 +26,6 @@ fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
     let serves = |c: Option<theurian_protocol::KeyUsage>| c.is_some();
     let search = serves(Handlers::KNOWLEDGE_SEARCH);
     let write_tools = registered::<Handlers>().any(|t| t.intent == Intent::WriteIntent);
-    let scope = theurian_protocol::schema_const(RESPONSE_SCHEMA, "/properties/capabilities/properties/reviewIngestionScope")
-        .ok_or_else(|| Refusal::new(RefusalMetaCode::Internal, "system.capabilities: the embedded response schema lost its ingestion scope; this build is damaged."))?;
     let names: Vec<&str> = registered::<Handlers>().map(|t| t.name).collect();
     let note = format!(
         "This build serves {}. A tool missing from that list is not registered, and its flag here is false. \
@@ -55,7 +52,9 @@ fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
             sensitivity_enforcement: search || serves(Handlers::KNOWLEDGE_GET),
             review_findings: serves(Handlers::REVIEW_FINDINGS),
             review_ingestion: serves(Handlers::REVIEW_SEARCH),
-            review_ingestion_scope: scope,
+            // The scope is the schema's only admitted value.
+            review_ingestion_scope:
+                SystemCapabilitiesResponseCapabilitiesReviewIngestionScope::PublicAllowlisted,
             traceability: false,
             write_tools,
         },
