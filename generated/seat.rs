@@ -40,7 +40,9 @@ impl std::fmt::Display for SeatError {
 
 impl std::error::Error for SeatError {}
 
-fn compile(path: &str) -> Result<Validator, SeatError> {
+/// Compiles the schema file at `path` (under `schemas/`), bundled, as a Draft 2020-12
+/// validator without format assertion.
+pub fn compile(path: &str) -> Result<Validator, SeatError> {
     let schema = bundled(path).map_err(|e| SeatError(e.to_string()))?;
     jsonschema::options()
         .with_draft(Draft::Draft202012)
@@ -143,9 +145,9 @@ fn check_size(tool: &str, arguments: &Value) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The error to report: the deepest first, then by path and rule, so the answer is stable and
+/// The violation to report, as (key path, rule): the deepest first, then by path and rule, so the answer is stable and
 /// a nested fault wins over the root-level "unexpected key" it also causes.
-fn first_error(validator: &Validator, instance: &Value) -> Option<(String, String)> {
+pub fn first_error(validator: &Validator, instance: &Value) -> Option<(String, String)> {
     let mut errors: Vec<(Vec<String>, String, String)> = validator
         .iter_errors(instance)
         .map(|e| {

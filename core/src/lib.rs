@@ -10,6 +10,8 @@ pub mod error;
 pub mod fsutil;
 pub mod gitdir;
 pub mod layout;
+pub mod migrate;
+pub mod paths;
 pub mod registry;
 pub mod serving_profile;
 pub mod token;

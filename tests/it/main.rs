@@ -12,6 +12,7 @@ mod cli;
 mod daemon_cli;
 mod generated;
 mod key_sets;
+mod migrate;
 mod schema_agreement;
 mod support;
 mod wire;
