@@ -25,6 +25,9 @@ pub enum Command {
     /// Register, unregister and list the projects the daemon serves.
     #[command(subcommand)]
     Project(ProjectCommand),
+    /// Check and apply the project's knowledge migrations.
+    #[command(subcommand)]
+    Migrate(MigrateCommand),
     /// Start, stop and inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -93,6 +96,13 @@ pub enum DaemonCommand {
     Stop,
     /// Say whether a daemon serves this data directory, and where.
     Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MigrateCommand {
+    /// Load every migration under .theurian/migrations/, verify the bodies they pin, order them
+    /// and run the set-wide checks; print the state hash they would build. Writes nothing.
+    Validate,
 }
 
 #[derive(Debug, Subcommand)]

@@ -113,12 +113,19 @@ pub fn resolve_inside(root: &Path, path: &Path) -> Result<PathBuf, PathFault> {
     Ok(current)
 }
 
+/// A file read by [`read_inside`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadFile {
+    /// Where it really is.
+    pub real: PathBuf,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// `(st_dev, st_ino)`: which file it is, whatever path named it.
+    pub identity: (u64, u64),
+}
+
 /// Reads a regular file inside `root`, at most `max` bytes.
-pub fn read_inside(
-    root: &Path,
-    path: &Path,
-    max: u64,
-) -> Result<(PathBuf, Vec<u8>, (u64, u64)), PathFault> {
+pub fn read_inside(root: &Path, path: &Path, max: u64) -> Result<ReadFile, PathFault> {
     let real = resolve_inside(root, path)?;
     let file = std::fs::File::open(&real).map_err(|e| PathFault::Io(e.to_string()))?;
     let meta = file.metadata().map_err(|e| PathFault::Io(e.to_string()))?;
@@ -136,7 +143,11 @@ pub fn read_inside(
         return Err(PathFault::TooLarge(max));
     }
     use std::os::unix::fs::MetadataExt;
-    Ok((real, bytes, (meta.dev(), meta.ino())))
+    Ok(ReadFile {
+        real,
+        bytes,
+        identity: (meta.dev(), meta.ino()),
+    })
 }
 
 #[cfg(test)]
@@ -160,13 +171,13 @@ mod tests {
         assert_eq!(
             read_inside(&root, Path::new("a/link.md"), 10)
                 .expect("read")
-                .1,
+                .bytes,
             b"hi"
         );
         assert_eq!(
             read_inside(&root, Path::new("a/../a/b/file.md"), 10)
                 .expect("read")
-                .1,
+                .bytes,
             b"hi"
         );
         assert_eq!(

@@ -38,3 +38,307 @@ fn the_dogfood_set_loads_all_migrations_in_order() {
     assert_eq!(set.ordered.len(), 26);
     assert_eq!(set.content_digests().len(), 26);
 }
+
+/// A scratch project with migrations, each creating one item with one body.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join(".theurian/migrations")).expect("mkdir");
+        std::fs::create_dir_all(dir.path().join(".theurian/knowledge")).expect("mkdir");
+        theurian_core::gitdir::init_empty(dir.path()).expect("git");
+        Scratch { dir }
+    }
+
+    pub fn root(&self) -> std::path::PathBuf {
+        self.dir.path().canonicalize().expect("canon")
+    }
+
+    pub fn body(&self, name: &str, text: &str) -> String {
+        std::fs::write(self.dir.path().join(".theurian/knowledge").join(name), text).expect("body");
+        sha256(text.as_bytes())
+    }
+
+    pub fn raw(&self, file: &str, text: &str) {
+        std::fs::write(
+            self.dir.path().join(".theurian/migrations").join(file),
+            text,
+        )
+        .expect("migration");
+    }
+
+    /// A migration `id` (26-char ULID) that creates `item` with the body `text`.
+    pub fn item(&self, id: &str, deps: &[&str], item: &str, rev: &str, text: &str) {
+        let sha = self.body(&format!("{item}.md"), text);
+        let deps = if deps.is_empty() {
+            String::new()
+        } else {
+            format!("dependsOn: [{}]\n", deps.join(", "))
+        };
+        self.raw(
+            &format!("{id}-{item}.yaml"),
+            &format!(
+                "apiVersion: theurian.dev/v1\nid: {id}\ncreatedAt: 2026-07-15T10:00:00+09:00\nauthor: tests@example.com\n{deps}operations:\n  - op: upsertRevision\n    itemId: {item}\n    revisionId: {rev}\n    contentFile: ../knowledge/{item}.md\n    contentSha256: {sha}\n    metadata:\n      title: Title of {item}\n      contentType: text/markdown\n      kind: architecture\n      namespace: tests\n      status: approved\n      owner: tests\n      sensitivity: public\n      labels: [authored-in-theurian]\n"
+            ),
+        );
+    }
+}
+
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn load_err(s: &Scratch) -> theurian_core::migrate::MigrateError {
+    MigrationSet::load(&s.root()).expect_err("should be refused")
+}
+
+#[test]
+fn dependencies_order_level_by_level_with_ids_sorted_inside_a_level() {
+    let s = Scratch::new();
+    s.item(
+        "01K1AAAAAA0000000000000001",
+        &[],
+        "arch.one",
+        "01K1AAAAAA00000000000000R1",
+        "one",
+    );
+    s.item(
+        "01K1AAAAAA0000000000000002",
+        &["01K1AAAAAA0000000000000001"],
+        "arch.two",
+        "01K1AAAAAA00000000000000R2",
+        "two",
+    );
+    s.item(
+        "01K1AAAAAA0000000000000003",
+        &[],
+        "arch.three",
+        "01K1AAAAAA00000000000000R3",
+        "three",
+    );
+    let order: Vec<String> = MigrationSet::load(&s.root())
+        .expect("load")
+        .ordered
+        .iter()
+        .map(|m| m.id.clone())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "01K1AAAAAA0000000000000001",
+            "01K1AAAAAA0000000000000003",
+            "01K1AAAAAA0000000000000002"
+        ]
+    );
+}
+
+#[test]
+fn set_faults_are_refused_with_their_cause() {
+    let s = Scratch::new();
+    s.item(
+        "01K1AAAAAA0000000000000001",
+        &["01K1AAAAAA0000000000000002"],
+        "arch.one",
+        "01K1AAAAAA00000000000000R1",
+        "one",
+    );
+    s.item(
+        "01K1AAAAAA0000000000000002",
+        &["01K1AAAAAA0000000000000001"],
+        "arch.two",
+        "01K1AAAAAA00000000000000R2",
+        "two",
+    );
+    let e = load_err(&s);
+    assert_eq!(e.message, "Migration dependency cycle: 01K1AAAAAA0000000000000001 -> 01K1AAAAAA0000000000000002 -> 01K1AAAAAA0000000000000001");
+    assert_eq!(e.exit as i32, 4);
+
+    let s = Scratch::new();
+    s.item(
+        "01K1AAAAAA0000000000000001",
+        &["01K1AAAAAA0000000000000009"],
+        "arch.one",
+        "01K1AAAAAA00000000000000R1",
+        "one",
+    );
+    assert!(load_err(&s)
+        .message
+        .contains("depends on unknown migration 01K1AAAAAA0000000000000009"));
+
+    let s = Scratch::new();
+    s.item(
+        "01K1AAAAAA0000000000000001",
+        &[],
+        "arch.one",
+        "01K1AAAAAA00000000000000R1",
+        "one",
+    );
+    let text = std::fs::read_to_string(
+        s.dir
+            .path()
+            .join(".theurian/migrations/01K1AAAAAA0000000000000001-arch.one.yaml"),
+    )
+    .expect("read");
+    s.raw("copy.yaml", &text);
+    assert!(load_err(&s)
+        .message
+        .starts_with("Duplicate migration id 01K1AAAAAA0000000000000001"));
+}
+
+#[test]
+fn a_changed_body_an_escaping_body_and_a_schema_fault_are_refused() {
+    let s = Scratch::new();
+    s.item(
+        "01K1AAAAAA0000000000000001",
+        &[],
+        "arch.one",
+        "01K1AAAAAA00000000000000R1",
+        "one",
+    );
+    std::fs::write(
+        s.dir.path().join(".theurian/knowledge/arch.one.md"),
+        "edited",
+    )
+    .expect("edit");
+    let e = load_err(&s);
+    assert!(
+        e.message
+            .contains("The body file changed after the migration was written"),
+        "{}",
+        e.message
+    );
+
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("secret.md"), "one").expect("secret");
+    std::fs::remove_file(s.dir.path().join(".theurian/knowledge/arch.one.md")).expect("rm");
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.md"),
+        s.dir.path().join(".theurian/knowledge/arch.one.md"),
+    )
+    .expect("link");
+    let e = load_err(&s);
+    assert!(
+        e.message.contains("resolves outside the project root"),
+        "{}",
+        e.message
+    );
+
+    let s = Scratch::new();
+    s.raw("bad.yaml", "apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000001\ncreatedAt: 2026-07-15T10:00:00Z\nauthor: a\noperations:\n  - op: changeOwner\n    itemId: arch.one\n    owner: yes\n");
+    let e = load_err(&s);
+    assert!(
+        e.message
+            .starts_with(".theurian/migrations/bad.yaml is invalid at operations/0"),
+        "{}",
+        e.message
+    );
+
+    let s = Scratch::new();
+    s.raw("naive.yaml", "apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000001\ncreatedAt: 2026-07-15T10:00:00\nauthor: a\noperations:\n  - op: changeOwner\n    itemId: arch.one\n    owner: me\n");
+    assert!(load_err(&s)
+        .message
+        .contains("not a timestamp with a UTC offset"));
+}
+
+#[test]
+fn the_demo_project_the_binary_carries_loads() {
+    let s = Scratch::new();
+    let demo = crate::support::root().join("cli/demo");
+    for sub in ["migrations", "knowledge/architecture"] {
+        std::fs::create_dir_all(s.dir.path().join(".theurian").join(sub)).expect("mkdir");
+        for entry in std::fs::read_dir(demo.join(sub)).expect("demo dir") {
+            let path = entry.expect("entry").path();
+            std::fs::copy(
+                &path,
+                s.dir
+                    .path()
+                    .join(".theurian")
+                    .join(sub)
+                    .join(path.file_name().expect("name")),
+            )
+            .expect("copy");
+        }
+    }
+    let set = MigrationSet::load(&s.root()).unwrap_or_else(|e| panic!("{}", e.message));
+    assert_eq!(set.ordered.len(), 2);
+}
+
+#[test]
+fn migrate_validate_reports_the_set() {
+    let s = Scratch::new();
+    s.item(
+        "01K1AAAAAA0000000000000001",
+        &[],
+        "arch.one",
+        "01K1AAAAAA00000000000000R1",
+        "one",
+    );
+    s.item(
+        "01K1AAAAAA0000000000000002",
+        &["01K1AAAAAA0000000000000001"],
+        "arch.two",
+        "01K1AAAAAA00000000000000R2",
+        "one",
+    );
+    let data = tempfile::tempdir().expect("data");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .env("THEURIAN_DATA_DIR", data.path())
+            .args(args)
+            .current_dir(s.dir.path())
+            .output()
+            .expect("run")
+    };
+    let out = run(&["--json", "migrate", "validate"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["migrationCount"], 2);
+    assert_eq!(
+        v["contentFileCount"], 1,
+        "two files with the same text are one distinct body"
+    );
+    assert_eq!(
+        v["applicationOrder"],
+        serde_json::json!(["01K1AAAAAA0000000000000001", "01K1AAAAAA0000000000000002"])
+    );
+    assert_eq!(v["stateHash"].as_str().map(str::len), Some(64));
+
+    std::fs::write(
+        s.dir.path().join(".theurian/knowledge/arch.two.md"),
+        "changed",
+    )
+    .expect("edit");
+    let out = run(&["--json", "migrate", "validate"]);
+    assert_eq!(out.status.code(), Some(4));
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).expect("json error");
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("hashes to"),
+        "{err}"
+    );
+
+    let outside = tempfile::tempdir().expect("outside");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .env("THEURIAN_DATA_DIR", data.path())
+        .args(["migrate", "validate"])
+        .current_dir(outside.path())
+        .output()
+        .expect("run");
+    if theurian_core::gitdir::discover(outside.path()).is_err() {
+        assert_eq!(out.status.code(), Some(1));
+    }
+}

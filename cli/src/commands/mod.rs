@@ -3,6 +3,7 @@
 mod auth;
 mod daemon;
 mod init;
+mod migrate;
 mod project;
 mod version;
 
@@ -16,6 +17,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
     match cli.command {
         Command::Init => init::run(&data),
         Command::Project(cmd) => project::run(&data, cmd),
+        Command::Migrate(cmd) => migrate::run(&data, cmd),
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),

@@ -96,8 +96,9 @@ fn check_anchor(file: &str, where_: &str, a: &SourceAnchor) -> Result<(), Migrat
 
 /// Loads one migration file (`path` relative to `root`, which must be canonical).
 pub fn load_file(root: &Path, rel: &str) -> Result<LoadedMigration, MigrateError> {
-    let (_, bytes, _) = read_inside(root, Path::new(rel), MAX_SOURCE_FILE_BYTES)
-        .map_err(|f| read_fault(rel, &f))?;
+    let bytes = read_inside(root, Path::new(rel), MAX_SOURCE_FILE_BYTES)
+        .map_err(|f| read_fault(rel, &f))?
+        .bytes;
     let checksum = sha256_hex(&bytes);
     let text = String::from_utf8(bytes)
         .map_err(|_| MigrateError::set(format!("{rel} is not UTF-8 text."), FIX_THE_FILE))?;
@@ -199,13 +200,14 @@ fn read_body(
     revision_id: &str,
 ) -> Result<Body, MigrateError> {
     let path: PathBuf = migrations_dir.join(content_file);
-    let (_, bytes, identity) = read_inside(root, &path, MAX_SOURCE_FILE_BYTES).map_err(|f| match f {
+    let file = read_inside(root, &path, MAX_SOURCE_FILE_BYTES).map_err(|f| match f {
         PathFault::Escapes => MigrateError::set(
             format!("{rel}: contentFile {content_file:?} resolves outside the project root."),
             "Point contentFile at a file inside the repository (normally under .theurian/knowledge/).",
         ),
         other => MigrateError::set(format!("{rel}: contentFile {content_file:?} {other}."), "Restore the body file, or fix contentFile."),
     })?;
+    let (bytes, identity) = (file.bytes, file.identity);
     let sha256 = sha256_hex(&bytes);
     if sha256 != pinned {
         return Err(MigrateError::set(

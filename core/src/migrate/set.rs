@@ -182,10 +182,7 @@ fn cycle(pending: &BTreeMap<String, BTreeSet<String>>) -> String {
     };
     let mut path = vec![start.clone()];
     let mut current = start.clone();
-    loop {
-        let Some(next) = pending.get(&current).and_then(|d| d.iter().next()).cloned() else {
-            break;
-        };
+    while let Some(next) = pending.get(&current).and_then(|d| d.iter().next()).cloned() {
         if let Some(pos) = path.iter().position(|p| *p == next) {
             let mut ring: Vec<String> = path[pos..].to_vec();
             ring.push(next);
@@ -258,7 +255,7 @@ fn guards(ordered: &[LoadedMigration]) -> Result<(), MigrateError> {
                     aliases.insert(a.alias.to_string(), m.id.as_str());
                 }
                 Operation::RemoveAlias(a) => {
-                    aliases.remove(&a.alias.to_string());
+                    aliases.remove(a.alias.as_str());
                 }
                 _ => {}
             }
