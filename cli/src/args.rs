@@ -103,6 +103,15 @@ pub enum MigrateCommand {
     /// Load every migration under .theurian/migrations/, verify the bodies they pin, order them
     /// and run the set-wide checks; print the state hash they would build. Writes nothing.
     Validate,
+    /// Build the state for the current migration set: a new state hash gets its own database,
+    /// built from empty in one transaction; the pointer moves only once it is complete.
+    Apply {
+        /// Apply migration files that are not committed at HEAD (local work in progress).
+        #[arg(long)]
+        allow_uncommitted: bool,
+    },
+    /// Show how many migrations the current state has applied and which are pending.
+    Status,
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,12 +8,14 @@
 pub mod datadir;
 pub mod error;
 pub mod fsutil;
+pub mod gitcheck;
 pub mod gitdir;
 pub mod layout;
 pub mod migrate;
 pub mod paths;
 pub mod registry;
 pub mod serving_profile;
+pub mod store;
 pub mod token;
 
 pub use error::{CoreError, Exit};

@@ -13,6 +13,7 @@ mod daemon_cli;
 mod generated;
 mod key_sets;
 mod migrate;
+mod migrate_apply;
 mod schema_agreement;
 mod support;
 mod wire;

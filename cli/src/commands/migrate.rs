@@ -6,6 +6,9 @@ use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
 use theurian_core::migrate::MigrationSet;
 use theurian_core::paths::{resolve_inside, PathFault};
+use theurian_core::registry::{derive_id, Registry};
+use theurian_core::store::pipeline::{self, Project};
+use theurian_core::store::ProjectRow;
 use theurian_core::{gitdir, CoreError};
 
 /// The project root containing the current directory, with `.theurian` checked to stay inside.
@@ -27,11 +30,69 @@ pub fn project_root() -> Result<std::path::PathBuf, CoreError> {
     }
 }
 
-pub fn run(_data: &DataDir, cmd: MigrateCommand) -> Result<Value, CoreError> {
+/// The project as the pipeline needs it: root, id (registered, else derived) and store row.
+fn project(data: &DataDir) -> Result<Project, CoreError> {
+    let root = project_root()?;
+    let repo = gitdir::discover(&root)?;
+    let registry = Registry::load(data)?;
+    let (id, registered_at) = match registry.id_for_root(&root)? {
+        Some(id) => {
+            let at = registry.get(&id).and_then(|e| e.record.get("registeredAt").and_then(Value::as_str).map(str::to_owned));
+            (id, at)
+        }
+        None => (
+            derive_id(&root).ok_or_else(|| {
+                CoreError::failure(
+                    format!("No project id can be derived from the directory name of {}.", root.display()),
+                    "Register the project with an explicit id: `theurian project register --project-id <id>`.",
+                )
+            })?,
+            None,
+        ),
+    };
+    Ok(Project {
+        row: ProjectRow {
+            project_id: id,
+            root_path: root.to_string_lossy().into_owned(),
+            repository_url: (!repo.origin_url.is_empty()).then(|| repo.origin_url.clone()),
+            default_branch: repo.branch.clone(),
+            registered_at: registered_at.unwrap_or_else(theurian_core::store::time::now_iso),
+        },
+        root,
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            CoreError::failure(
+                format!("Could not start the async runtime: {e}."),
+                "Check the system's thread and file limits.",
+            )
+        })
+}
+
+pub fn run(data: &DataDir, cmd: MigrateCommand) -> Result<Value, CoreError> {
     match cmd {
+        MigrateCommand::Apply { allow_uncommitted } => {
+            let project = project(data)?;
+            let set = MigrationSet::load(&project.root)?;
+            if !allow_uncommitted {
+                theurian_core::gitcheck::require_committed(&project.root, &set)?;
+            }
+            runtime()?.block_on(pipeline::apply(data, &project, &set))
+        }
+        MigrateCommand::Status => {
+            let project = project(data)?;
+            let set = MigrationSet::load(&project.root)?;
+            runtime()?.block_on(pipeline::status(&project, &set))
+        }
         MigrateCommand::Validate => {
-            let root = project_root()?;
-            let set = MigrationSet::load(&root)?;
+            let project = project(data)?;
+            let set = MigrationSet::load(&project.root)?;
+            runtime()?.block_on(pipeline::history_check(&project, &set))?;
             Ok(json!({
                 "valid": true,
                 "migrationCount": set.ordered.len(),

@@ -41,6 +41,8 @@ pub struct LoadedMigration {
     pub path: String,
     /// SHA-256 hex of the raw file bytes.
     pub checksum: String,
+    /// Git's blob id of the same bytes, for the committed check.
+    pub git_blob: String,
     /// The typed document.
     pub doc: Migration,
     /// Bodies of its `upsertRevision` operations, in operation order.
@@ -100,6 +102,7 @@ pub fn load_file(root: &Path, rel: &str) -> Result<LoadedMigration, MigrateError
         .map_err(|f| read_fault(rel, &f))?
         .bytes;
     let checksum = sha256_hex(&bytes);
+    let git_blob = crate::gitcheck::blob_id(&bytes).unwrap_or_default();
     let text = String::from_utf8(bytes)
         .map_err(|_| MigrateError::set(format!("{rel} is not UTF-8 text."), FIX_THE_FILE))?;
     if text.len() > MAX_YAML_BYTES {
@@ -186,6 +189,7 @@ pub fn load_file(root: &Path, rel: &str) -> Result<LoadedMigration, MigrateError
         id,
         path: rel.to_owned(),
         checksum,
+        git_blob,
         doc,
         bodies,
     })

@@ -1,0 +1,71 @@
+//! One writer per project: an advisory lock on `.theurian/runtime/write.lock`, waited for with
+//! a bound, and refused with a message naming who holds it.
+
+use crate::CoreError;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How long a writer waits for the lock.
+pub const WRITE_LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// The held write lock; released on drop.
+#[derive(Debug)]
+pub struct WriteLock {
+    _file: File,
+}
+
+/// Takes the project's write lock, waiting up to `wait`.
+pub fn acquire(runtime_dir: &Path, wait: Duration) -> Result<WriteLock, CoreError> {
+    std::fs::create_dir_all(runtime_dir).map_err(|e| CoreError::io("create", runtime_dir, &e))?;
+    let path = runtime_dir.join("write.lock");
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|e| {
+            CoreError::state(
+                format!("The write lock {} cannot be opened: {e}.", path.display()),
+                "Remove it if it is a symlink or not a regular file, then retry.",
+            )
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| CoreError::io("inspect", &path, &e))?;
+    if !meta.is_file() {
+        return Err(CoreError::state(
+            format!("The write lock {} is not a regular file.", path.display()),
+            "Remove it and retry.",
+        ));
+    }
+    let deadline = Instant::now() + wait;
+    loop {
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            let _ = file.set_len(0);
+            let _ = file.rewind();
+            let _ = writeln!(file, "{{\"pid\": {}}}", std::process::id());
+            return Ok(WriteLock { _file: file });
+        }
+        if Instant::now() >= deadline {
+            let mut holder = String::new();
+            let _ = File::open(&path).and_then(|mut f| f.read_to_string(&mut holder));
+            return Err(CoreError::state(
+                format!(
+                    "Another theurian process ({}) is writing this project's state; waited {}s.",
+                    holder.trim(),
+                    wait.as_secs()
+                ),
+                "Let it finish and run the command again.",
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

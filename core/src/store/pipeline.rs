@@ -1,0 +1,192 @@
+//! `migrate apply` and `migrate status`: load the set, check it against the history of the
+//! previously active state, take the write lock, build (or reuse) the database for the new state
+//! hash, apply what is pending in one transaction, then record provenance and swap the pointer.
+//! A crash anywhere before the swap leaves the previous state serving.
+
+use super::apply::{self, check_checksums, recorded, ApplyError, ProjectRow};
+use super::lock::{acquire, WRITE_LOCK_WAIT};
+use super::pointer::{self, database_filename, ActiveState};
+use super::{provenance, schema, time};
+use crate::datadir::DataDir;
+use crate::migrate::MigrationSet;
+use crate::CoreError;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The project a pipeline runs for.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// Canonical root.
+    pub root: PathBuf,
+    /// The row written into the store.
+    pub row: ProjectRow,
+}
+
+impl Project {
+    fn state_dir(&self) -> PathBuf {
+        self.root.join(".theurian/state")
+    }
+    fn runtime_dir(&self) -> PathBuf {
+        self.root.join(".theurian/runtime")
+    }
+}
+
+fn state_error(e: ApplyError) -> CoreError {
+    let remedy = match &e {
+        ApplyError::ChecksumMismatch { .. } => "Restore the original file (git checkout -- <file>); to change knowledge, add a new migration instead of editing an applied one.",
+        ApplyError::RevisionConflict { .. } => "Set expectedRevision to the revision the store holds (or drop it for a first revision), after checking nobody else changed the item.",
+        ApplyError::Refused(_) => "Fix the migration named in the message; nothing was applied.",
+        ApplyError::Database(_) => "Delete .theurian/state/ and run `theurian migrate apply` again; the state is derived, so nothing is lost.",
+    };
+    CoreError::state(e.to_string(), remedy)
+}
+
+fn db_error(path: &Path, e: &sqlx::Error) -> CoreError {
+    CoreError::state(
+        format!("The state database {} failed: {e}.", path.display()),
+        "Delete .theurian/state/ and run `theurian migrate apply` again; the state is derived, so nothing is lost.",
+    )
+}
+
+/// Refuses when the previously active state recorded a migration that was since edited or
+/// deleted. Skipped when there is no previous state, or it is this same state.
+pub async fn history_check(project: &Project, set: &MigrationSet) -> Result<(), CoreError> {
+    let Some(active) = pointer::read(&project.state_dir())? else {
+        return Ok(());
+    };
+    if active.state_hash == set.state_hash {
+        return Ok(());
+    }
+    let path = project.state_dir().join(&active.database_filename);
+    if !path.starts_with(project.state_dir())
+        || active.database_filename.contains('/')
+        || !path.is_file()
+    {
+        return Ok(());
+    }
+    let Ok(mut conn) = schema::open_ro(&path).await else {
+        return Ok(());
+    };
+    if schema::schema_version(&mut conn).await != crate::CANONICAL_SCHEMA_VERSION as i64 {
+        return Ok(());
+    }
+    let recorded = recorded(&mut conn, &project.row.project_id)
+        .await
+        .map_err(state_error)?;
+    check_checksums(&recorded, set).map_err(state_error)?;
+    if let Some((id, _)) = recorded
+        .iter()
+        .find(|(id, _)| !set.ordered.iter().any(|m| m.id == *id))
+    {
+        return Err(CoreError::state(
+            format!("Migration {id} was applied and recorded in the knowledge history, but its file is no longer present. An applied migration must never be deleted."),
+            "Restore the file (git checkout), or, when you deliberately moved to an older set, delete .theurian/state/active.json and run `theurian migrate apply`.",
+        ));
+    }
+    Ok(())
+}
+
+fn remove_database(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
+/// `migrate apply`.
+pub async fn apply(
+    data: &DataDir,
+    project: &Project,
+    set: &MigrationSet,
+) -> Result<Value, CoreError> {
+    history_check(project, set).await?;
+    let state_dir = project.state_dir();
+    std::fs::create_dir_all(&state_dir).map_err(|e| CoreError::io("create", &state_dir, &e))?;
+    let _lock = acquire(&project.runtime_dir(), WRITE_LOCK_WAIT)?;
+    let filename = database_filename(&set.state_hash);
+    let path = state_dir.join(&filename);
+    // A database this installation did not build (a clone delivered it, or an apply crashed
+    // before recording it) is discarded and rebuilt from empty.
+    if path.exists() && !provenance::is_recorded(data, &project.root, "state", &set.state_hash) {
+        remove_database(&path);
+    }
+    let created = !path.exists();
+    let mut conn = if created {
+        schema::create(&path, &set.state_hash, &time::now_iso())
+            .await
+            .map_err(|e| db_error(&path, &e))?
+    } else {
+        let mut conn = schema::open_rw(&path)
+            .await
+            .map_err(|e| db_error(&path, &e))?;
+        let version = schema::schema_version(&mut conn).await;
+        if version != crate::CANONICAL_SCHEMA_VERSION as i64 {
+            return Err(CoreError::state(
+                format!("{filename} declares schema version {version}; this build reads version {}.", crate::CANONICAL_SCHEMA_VERSION),
+                "Delete .theurian/state/ and run `theurian migrate apply` again; the state is derived, so nothing is lost.",
+            ));
+        }
+        conn
+    };
+    let report = apply::apply(&mut conn, &project.row, set, created)
+        .await
+        .map_err(state_error)?;
+    drop(conn);
+    provenance::record(data, &project.root, "state", &set.state_hash)?;
+    pointer::write(
+        &state_dir,
+        &ActiveState {
+            state_hash: set.state_hash.clone(),
+            database_filename: filename,
+            migration_count: set.ordered.len() as u64,
+            updated_at: time::now_micros(),
+        },
+    )?;
+    let reason = if report.affected_items.is_empty() {
+        "no-withdrawal"
+    } else {
+        "no-published-index"
+    };
+    Ok(json!({
+        "stateHash": set.state_hash,
+        "databaseCreated": created,
+        "applied": report.applied,
+        "skipped": report.skipped,
+        "operationsApplied": report.operations_applied,
+        "changed": !report.applied.is_empty(),
+        "indexPurge": {"published": false, "indexBuildId": null, "removed": 0, "reason": reason, "failed": false, "remedy": null},
+    }))
+}
+
+/// `migrate status`.
+pub async fn status(project: &Project, set: &MigrationSet) -> Result<Value, CoreError> {
+    history_check(project, set).await?;
+    let order: Vec<&str> = set.ordered.iter().map(|m| m.id.as_str()).collect();
+    let path = project.state_dir().join(database_filename(&set.state_hash));
+    if !path.is_file() {
+        return Ok(
+            json!({"stateHash": set.state_hash, "stateBuilt": false, "total": order.len(), "applied": 0, "pending": order.len(), "pendingIds": order, "refusedIds": []}),
+        );
+    }
+    let _lock = acquire(&project.runtime_dir(), WRITE_LOCK_WAIT)?;
+    let mut conn = schema::open_ro(&path)
+        .await
+        .map_err(|e| db_error(&path, &e))?;
+    let recorded = recorded(&mut conn, &project.row.project_id)
+        .await
+        .map_err(state_error)?;
+    check_checksums(&recorded, set).map_err(state_error)?;
+    let pending: Vec<&str> = order
+        .iter()
+        .copied()
+        .filter(|id| !recorded.iter().any(|(r, _)| r == id))
+        .collect();
+    Ok(json!({
+        "stateHash": set.state_hash,
+        "stateBuilt": true,
+        "total": order.len(),
+        "applied": order.len() - pending.len(),
+        "pending": pending.len(),
+        "pendingIds": pending,
+        "refusedIds": [],
+    }))
+}

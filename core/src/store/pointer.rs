@@ -1,0 +1,98 @@
+//! `.theurian/state/active.json`: which state database serves the project. Replaced atomically,
+//! so a reader sees the previous state or the next one, never a mixture.
+
+use crate::fsutil::write_atomic;
+use crate::CoreError;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// The pointer's contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveState {
+    /// The state hash of the serving database.
+    pub state_hash: String,
+    /// Its file name under `.theurian/state/`.
+    pub database_filename: String,
+    /// How many migrations that state applied.
+    pub migration_count: u64,
+    /// When it was written (UTC).
+    pub updated_at: String,
+}
+
+/// The database file name for a state hash.
+pub fn database_filename(state_hash: &str) -> String {
+    format!(
+        "theurian-state-{}.sqlite",
+        &state_hash[..12.min(state_hash.len())]
+    )
+}
+
+fn corrupt(path: &Path, why: &str) -> CoreError {
+    CoreError::failure(
+        format!("{} is unreadable: {why}.", path.display()),
+        "Delete .theurian/state/active.json and run `theurian migrate apply`; the pointer is derived, so nothing is lost.",
+    )
+}
+
+/// Reads the pointer. `Ok(None)` when there is none.
+pub fn read(state_dir: &Path) -> Result<Option<ActiveState>, CoreError> {
+    let path = state_dir.join("active.json");
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(CoreError::io("inspect", &path, &e)),
+    };
+    if !meta.is_file() {
+        return Err(corrupt(&path, "it is not a regular file"));
+    }
+    if meta.len() > 64 * 1024 {
+        return Err(corrupt(&path, "it is far larger than a pointer"));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| corrupt(&path, &e.to_string()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|_| corrupt(&path, "it is not JSON"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| corrupt(&path, "it is not a JSON object"))?;
+    let get = |k: &str| {
+        obj.get(k)
+            .ok_or_else(|| corrupt(&path, &format!("it has no {k}")))
+    };
+    let state_hash = get("stateHash")?.as_str().unwrap_or_default().to_owned();
+    if state_hash.len() != 64
+        || !state_hash
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return Err(corrupt(&path, "stateHash is not 64 lowercase hex digits"));
+    }
+    let migration_count = match get("migrationCount")? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| corrupt(&path, "migrationCount is not a non-negative whole number"))?;
+    let text_of = |v: &Value| {
+        v.as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| v.to_string())
+    };
+    Ok(Some(ActiveState {
+        state_hash,
+        database_filename: text_of(get("databaseFilename")?),
+        migration_count,
+        updated_at: text_of(get("updatedAt")?),
+    }))
+}
+
+/// Writes the pointer atomically (indent 2, final newline, the reference's key order).
+pub fn write(state_dir: &Path, active: &ActiveState) -> Result<(), CoreError> {
+    let value = json!({
+        "stateHash": active.state_hash,
+        "databaseFilename": active.database_filename,
+        "migrationCount": active.migration_count,
+        "updatedAt": active.updated_at,
+    });
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    write_atomic(&state_dir.join("active.json"), text.as_bytes(), 0o644)
+}

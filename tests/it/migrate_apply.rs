@@ -1,0 +1,370 @@
+//! `migrate apply` and `migrate status` end to end: real Git repositories in temp dirs, the
+//! real binary, real SQLite files inspected afterwards.
+
+use crate::support::shared;
+use serde_json::Value;
+use sqlx::{Connection, SqliteConnection};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A committed Git repository holding a copy of `source`'s `.theurian/`.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+    pub data: tempfile::TempDir,
+}
+
+impl Repo {
+    pub fn of(source: &Path) -> Repo {
+        let dir = tempfile::tempdir().expect("tempdir");
+        git(dir.path(), &["init", "-q", "-b", "main"]);
+        std::fs::create_dir_all(dir.path().join(".theurian")).expect("mkdir");
+        copy_tree(&source.join(".theurian"), &dir.path().join(".theurian"));
+        git(dir.path(), &["add", "-A"]);
+        git(dir.path(), &["commit", "-q", "-m", "knowledge"]);
+        Repo {
+            dir,
+            data: tempfile::tempdir().expect("data"),
+        }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().expect("canon")
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .current_dir(self.dir.path())
+            .env("THEURIAN_DATA_DIR", self.data.path())
+            .env("RUST_LOG", "warn")
+            .args(args)
+            .output()
+            .expect("run")
+    }
+
+    pub fn ok(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    }
+
+    pub fn refused(&self, args: &[&str], code: i32) -> String {
+        let out = self.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let err: Value = serde_json::from_slice(&out.stderr).expect("json error");
+        err["error"].as_str().unwrap_or_default().to_owned()
+    }
+
+    pub fn active(&self) -> Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(self.dir.path().join(".theurian/state/active.json"))
+                .expect("active.json"),
+        )
+        .expect("json")
+    }
+
+    pub async fn db(&self) -> SqliteConnection {
+        let name = self.active()["databaseFilename"]
+            .as_str()
+            .expect("name")
+            .to_owned();
+        SqliteConnection::connect(&format!(
+            "sqlite://{}?mode=ro",
+            self.dir.path().join(".theurian/state").join(name).display()
+        ))
+        .await
+        .expect("open")
+    }
+}
+
+async fn rows(conn: &mut SqliteConnection, sql: &'static str) -> Vec<Vec<Option<String>>> {
+    use sqlx::Row;
+    sqlx::query(sql)
+        .fetch_all(conn)
+        .await
+        .expect("query")
+        .iter()
+        .map(|r| {
+            (0..r.len())
+                .map(|i| {
+                    r.try_get::<Option<String>, _>(i)
+                        .ok()
+                        .flatten()
+                        .or_else(|| {
+                            r.try_get::<Option<i64>, _>(i)
+                                .ok()
+                                .flatten()
+                                .map(|n| n.to_string())
+                        })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn s(v: &str) -> Option<String> {
+    Some(v.to_owned())
+}
+
+#[tokio::test]
+async fn the_worked_example_applies_to_the_recorded_state() {
+    let repo = Repo::of(&shared().join("reference/worked-example"));
+    let status = repo.ok(&["--json", "migrate", "status"]);
+    assert_eq!(status["stateBuilt"], false);
+    assert_eq!(status["pending"], 2);
+
+    let out = repo.ok(&["--json", "migrate", "apply"]);
+    assert_eq!(
+        out["stateHash"],
+        "cfb5096048e0835d4f83c94c0a7911373bc1a1bc700dcdc9f16974b902150580"
+    );
+    assert_eq!(out["databaseCreated"], true);
+    assert_eq!(out["operationsApplied"], 15);
+    assert_eq!(out["applied"].as_array().map(Vec::len), Some(2));
+    assert_eq!(out["indexPurge"]["reason"], "no-published-index");
+    let active = repo.active();
+    assert_eq!(active["migrationCount"], 2);
+    assert_eq!(
+        active["databaseFilename"],
+        "theurian-state-cfb5096048e0.sqlite"
+    );
+
+    let mut db = repo.db().await;
+    let items = rows(&mut db, "SELECT item_id, status, sensitivity, owner, trust_level, valid_from, current_revision_id FROM knowledge_items ORDER BY item_id").await;
+    assert_eq!(
+        items[0][..6],
+        [
+            s("architecture.retry-policy"),
+            s("approved"),
+            s("public"),
+            s("platform-team"),
+            s("reviewed"),
+            s("2026-07-15T00:00:00+00:00")
+        ]
+    );
+    assert_eq!(
+        items[1][..5],
+        [
+            s("architecture.timeouts"),
+            s("approved"),
+            s("confidential"),
+            s("sre-team"),
+            s("unverified")
+        ]
+    );
+    let revision_sensitivity = rows(&mut db, "SELECT sensitivity, created_at FROM knowledge_revisions WHERE revision_id = '01K1AAAAAA0000000000000003'").await;
+    assert_eq!(
+        revision_sensitivity,
+        [[s("internal"), s("2026-07-15T10:00:00+09:00")]]
+    );
+    assert_eq!(
+        rows(
+            &mut db,
+            "SELECT source_item_id, relation_type, target_item_id, note FROM knowledge_relations"
+        )
+        .await,
+        [[
+            s("architecture.retry-policy"),
+            s("supersedes"),
+            s("architecture.timeouts"),
+            s("Replaced by retry policy.")
+        ]]
+    );
+    assert!(rows(&mut db, "SELECT alias FROM knowledge_aliases")
+        .await
+        .is_empty());
+    assert!(rows(&mut db, "SELECT item_id FROM knowledge_evidence")
+        .await
+        .is_empty());
+    assert_eq!(
+        rows(
+            &mut db,
+            "SELECT status, superseded_by, revision_id, title FROM specifications"
+        )
+        .await,
+        [[
+            s("superseded"),
+            s("spec.retry-v2"),
+            s("01K1AAAAAA0000000000000002"),
+            s("spec.retry")
+        ]]
+    );
+    assert_eq!(
+        rows(
+            &mut db,
+            "SELECT sequence FROM migration_history ORDER BY sequence"
+        )
+        .await,
+        [[s("1")], [s("2")]]
+    );
+    assert_eq!(
+        rows(
+            &mut db,
+            "SELECT expected_surfaceable_count FROM project_integrity"
+        )
+        .await,
+        [[s("2")]]
+    );
+    assert_eq!(rows(&mut db, "SELECT labels, scope_paths FROM knowledge_revisions WHERE revision_id = '01K1AAAAAA0000000000000002'").await, [[s("[\"resilience\"]"), s("[\"src/http/**\"]")]]);
+
+    let again = repo.ok(&["--json", "migrate", "apply"]);
+    assert_eq!(again["databaseCreated"], false);
+    assert_eq!(again["changed"], false);
+    assert_eq!(again["applied"], serde_json::json!([]));
+    assert_eq!(again["skipped"].as_array().map(Vec::len), Some(2));
+    let status = repo.ok(&["--json", "migrate", "status"]);
+    assert_eq!(
+        (
+            status["stateBuilt"].clone(),
+            status["applied"].clone(),
+            status["pending"].clone()
+        ),
+        (Value::Bool(true), 2.into(), 0.into())
+    );
+}
+
+#[tokio::test]
+async fn an_edited_applied_migration_is_refused_until_restored() {
+    let repo = Repo::of(&shared().join("reference/worked-example"));
+    repo.ok(&["--json", "migrate", "apply"]);
+    let seed = repo
+        .dir
+        .path()
+        .join(".theurian/migrations/01K1AAAAAA0000000000000001-seed.yaml");
+    let original = std::fs::read(&seed).expect("read");
+    let mut edited = original.clone();
+    edited.extend_from_slice(b"# a harmless-looking comment\n");
+    std::fs::write(&seed, &edited).expect("edit");
+    for cmd in [
+        &["--json", "migrate", "validate"][..],
+        &["--json", "migrate", "status"],
+        &["--json", "migrate", "apply", "--allow-uncommitted"],
+    ] {
+        let msg = repo.refused(cmd, 4);
+        assert!(
+            msg.contains("was applied with checksum") && msg.contains("must never be edited"),
+            "{cmd:?}: {msg}"
+        );
+    }
+    std::fs::write(&seed, &original).expect("restore");
+    repo.ok(&["--json", "migrate", "validate"]);
+}
+
+#[tokio::test]
+async fn uncommitted_migrations_need_the_flag_and_a_failed_apply_leaves_the_previous_state() {
+    let repo = Repo::of(&shared().join("reference/worked-example"));
+    repo.ok(&["--json", "migrate", "apply"]);
+    let before = repo.active();
+
+    // A new migration that conflicts: it claims a first revision for an item that has one.
+    let body = "# Retry policy v2\n";
+    std::fs::write(
+        repo.dir
+            .path()
+            .join(".theurian/knowledge/architecture/retry-v2.md"),
+        body,
+    )
+    .expect("body");
+    let sha = crate::migrate::sha256(body.as_bytes());
+    std::fs::write(
+        repo.dir.path().join(".theurian/migrations/01K1AAAAAA0000000000000020-conflict.yaml"),
+        format!("apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000020\ncreatedAt: 2026-07-17T00:00:00Z\nauthor: t\ndependsOn: [01K1AAAAAA0000000000000010]\noperations:\n  - op: upsertRevision\n    itemId: architecture.retry-policy\n    revisionId: 01K1AAAAAA0000000000000021\n    contentFile: ../knowledge/architecture/retry-v2.md\n    contentSha256: {sha}\n    metadata: {{title: Retry v2, contentType: text/markdown, kind: architecture, namespace: architecture, status: approved, owner: platform-team, labels: [authored-in-theurian]}}\n"),
+    )
+    .expect("migration");
+    let msg = repo.refused(&["--json", "migrate", "apply"], 4);
+    assert!(msg.contains("is not committed"), "{msg}");
+    let msg = repo.refused(&["--json", "migrate", "apply", "--allow-uncommitted"], 4);
+    assert!(msg.starts_with("Revision conflict on architecture.retry-policy: migration expected <none>, store holds 01K1AAAAAA0000000000000002"), "{msg}");
+    assert_eq!(
+        repo.active(),
+        before,
+        "a failed apply must not move the pointer"
+    );
+
+    // The cure the message names: expect the current revision. The failed database is rebuilt.
+    let path = repo
+        .dir
+        .path()
+        .join(".theurian/migrations/01K1AAAAAA0000000000000020-conflict.yaml");
+    let text = std::fs::read_to_string(&path).expect("read").replace(
+        "    contentFile:",
+        "    expectedRevision: 01K1AAAAAA0000000000000002\n    contentFile:",
+    );
+    std::fs::write(&path, text).expect("fix");
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "v2"]);
+    let out = repo.ok(&["--json", "migrate", "apply"]);
+    assert_eq!(
+        out["applied"].as_array().map(Vec::len),
+        Some(3),
+        "a new state is built from empty"
+    );
+    assert_eq!(repo.active()["migrationCount"], 3);
+}
+
+#[tokio::test]
+async fn the_dogfood_corpus_applies_and_a_planted_database_is_rebuilt() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let out = repo.ok(&["--json", "migrate", "apply"]);
+    assert_eq!(
+        out["stateHash"],
+        "1e2df46a01c3f7604ae2a5b1d49ee2fc7eb8d96ea9e59ed4ac1125ba92746ede"
+    );
+    assert_eq!(out["applied"].as_array().map(Vec::len), Some(26));
+    let mut db = repo.db().await;
+    assert_eq!(
+        rows(&mut db, "SELECT COUNT(*) FROM knowledge_items").await,
+        [[s("26")]]
+    );
+    drop(db);
+
+    // The same project under a fresh data directory: the database is not this installation's.
+    let stranger = Repo {
+        dir: repo.dir,
+        data: tempfile::tempdir().expect("data"),
+    };
+    let out = stranger.ok(&["--json", "migrate", "apply"]);
+    assert_eq!(
+        out["databaseCreated"], true,
+        "an unrecorded database is discarded and rebuilt"
+    );
+    assert_eq!(out["applied"].as_array().map(Vec::len), Some(26));
+}
