@@ -3317,8 +3317,11 @@ pub mod mcp {
         #[serde(rename = "embeddingModel")]
         pub embedding_model: ::std::string::String,
         ///Why no index answered, as a stable token a client can act on without parsing `note`. Null whenever an index answered.
-        #[serde(rename = "fallbackReason")]
-        pub fallback_reason: RetrievalMetadataFallbackReason,
+        #[serde(
+            rename = "fallbackReason",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub fallback_reason: ::std::option::Option<RetrievalMetadataFallbackReason>,
         ///The id of the index build that answered, as recorded in the project's active-index pointer. Null on the fallback path. No format is promised: the value comes from a local, unsigned file.
         #[serde(
             rename = "indexBuildId",
@@ -3351,87 +3354,6 @@ pub mod mcp {
         pub used_tokens: u64,
     }
     ///Why no index answered, as a stable token a client can act on without parsing `note`. Null whenever an index answered.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
-    pub enum RetrievalMetadataFallbackReason {
-        Variant0(::serde_json::Value),
-        Variant1(RetrievalMetadataFallbackReasonVariant1),
-        Variant2(RetrievalMetadataFallbackReasonVariant2),
-        Variant3(RetrievalMetadataFallbackReasonVariant3),
-        Variant4(RetrievalMetadataFallbackReasonVariant4),
-        Variant5(RetrievalMetadataFallbackReasonVariant5),
-        Variant6(RetrievalMetadataFallbackReasonVariant6),
-        Variant7(RetrievalMetadataFallbackReasonVariant7),
-        Variant8(RetrievalMetadataFallbackReasonVariant8),
-        Variant9(RetrievalMetadataFallbackReasonVariant9),
-        Variant10(RetrievalMetadataFallbackReasonVariant10),
-    }
-    impl ::std::convert::From<::serde_json::Value> for RetrievalMetadataFallbackReason {
-        fn from(value: ::serde_json::Value) -> Self {
-            Self::Variant0(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant1>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant1) -> Self {
-            Self::Variant1(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant2>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant2) -> Self {
-            Self::Variant2(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant3>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant3) -> Self {
-            Self::Variant3(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant4>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant4) -> Self {
-            Self::Variant4(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant5>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant5) -> Self {
-            Self::Variant5(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant6>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant6) -> Self {
-            Self::Variant6(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant7>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant7) -> Self {
-            Self::Variant7(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant8>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant8) -> Self {
-            Self::Variant8(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant9>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant9) -> Self {
-            Self::Variant9(value)
-        }
-    }
-    impl ::std::convert::From<RetrievalMetadataFallbackReasonVariant10>
-    for RetrievalMetadataFallbackReason {
-        fn from(value: RetrievalMetadataFallbackReasonVariant10) -> Self {
-            Self::Variant10(value)
-        }
-    }
-    ///No index has ever been built for this project. Cure: `theurian index build`.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -3444,81 +3366,65 @@ pub mod mcp {
         PartialEq,
         PartialOrd
     )]
-    pub enum RetrievalMetadataFallbackReasonVariant1 {
+    pub enum RetrievalMetadataFallbackReason {
         #[serde(rename = "no-index")]
         NoIndex,
+        #[serde(rename = "index-pointer-invalid")]
+        IndexPointerInvalid,
+        #[serde(rename = "index-file-missing")]
+        IndexFileMissing,
+        #[serde(rename = "index-schema-mismatch")]
+        IndexSchemaMismatch,
+        #[serde(rename = "index-unreadable")]
+        IndexUnreadable,
+        #[serde(rename = "index-project-mismatch")]
+        IndexProjectMismatch,
+        #[serde(rename = "index-unbuilt")]
+        IndexUnbuilt,
+        #[serde(rename = "unapproved-not-indexed")]
+        UnapprovedNotIndexed,
+        #[serde(rename = "serving-profile-mismatch")]
+        ServingProfileMismatch,
+        #[serde(rename = "index-purge-failed")]
+        IndexPurgeFailed,
     }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant1 {
+    impl ::std::fmt::Display for RetrievalMetadataFallbackReason {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::NoIndex => f.write_str("no-index"),
+                Self::IndexPointerInvalid => f.write_str("index-pointer-invalid"),
+                Self::IndexFileMissing => f.write_str("index-file-missing"),
+                Self::IndexSchemaMismatch => f.write_str("index-schema-mismatch"),
+                Self::IndexUnreadable => f.write_str("index-unreadable"),
+                Self::IndexProjectMismatch => f.write_str("index-project-mismatch"),
+                Self::IndexUnbuilt => f.write_str("index-unbuilt"),
+                Self::UnapprovedNotIndexed => f.write_str("unapproved-not-indexed"),
+                Self::ServingProfileMismatch => f.write_str("serving-profile-mismatch"),
+                Self::IndexPurgeFailed => f.write_str("index-purge-failed"),
             }
         }
     }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant1 {
+    impl ::std::str::FromStr for RetrievalMetadataFallbackReason {
         type Err = self::error::ConversionError;
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "no-index" => Ok(Self::NoIndex),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant1 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant1 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///A withdrawal's cleanup of the build did not finish, so the build may still hold withdrawn text and is not served. Cure: `theurian index build`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReasonVariant10 {
-        #[serde(rename = "index-purge-failed")]
-        IndexPurgeFailed,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant10 {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::IndexPurgeFailed => f.write_str("index-purge-failed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant10 {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
+                "index-pointer-invalid" => Ok(Self::IndexPointerInvalid),
+                "index-file-missing" => Ok(Self::IndexFileMissing),
+                "index-schema-mismatch" => Ok(Self::IndexSchemaMismatch),
+                "index-unreadable" => Ok(Self::IndexUnreadable),
+                "index-project-mismatch" => Ok(Self::IndexProjectMismatch),
+                "index-unbuilt" => Ok(Self::IndexUnbuilt),
+                "unapproved-not-indexed" => Ok(Self::UnapprovedNotIndexed),
+                "serving-profile-mismatch" => Ok(Self::ServingProfileMismatch),
                 "index-purge-failed" => Ok(Self::IndexPurgeFailed),
                 _ => Err("invalid value".into()),
             }
         }
     }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant10 {
+    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReason {
         type Error = self::error::ConversionError;
         fn try_from(
             value: &str,
@@ -3527,423 +3433,7 @@ pub mod mcp {
         }
     }
     impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant10 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///The active-index pointer exists but cannot be used (unparsable, empty, or naming a location outside the state directory). Cure: delete the pointer, then rebuild.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReasonVariant2 {
-        #[serde(rename = "index-pointer-invalid")]
-        IndexPointerInvalid,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant2 {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::IndexPointerInvalid => f.write_str("index-pointer-invalid"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant2 {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "index-pointer-invalid" => Ok(Self::IndexPointerInvalid),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant2 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant2 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///The pointer names a build that is no longer on disk. Cure: rebuild.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReasonVariant3 {
-        #[serde(rename = "index-file-missing")]
-        IndexFileMissing,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant3 {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::IndexFileMissing => f.write_str("index-file-missing"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant3 {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "index-file-missing" => Ok(Self::IndexFileMissing),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant3 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant3 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///The build has a layout this version cannot search, or cannot be opened. Cure: rebuild.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReasonVariant4 {
-        #[serde(rename = "index-schema-mismatch")]
-        IndexSchemaMismatch,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant4 {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::IndexSchemaMismatch => f.write_str("index-schema-mismatch"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant4 {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "index-schema-mismatch" => Ok(Self::IndexSchemaMismatch),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant4 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant4 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///The build opened but failed while answering. Cure: rebuild.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReasonVariant5 {
-        #[serde(rename = "index-unreadable")]
-        IndexUnreadable,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant5 {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::IndexUnreadable => f.write_str("index-unreadable"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant5 {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "index-unreadable" => Ok(Self::IndexUnreadable),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant5 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant5 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///The build belongs to another project or records none. Cure: rebuild for this project.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReasonVariant6 {
-        #[serde(rename = "index-project-mismatch")]
-        IndexProjectMismatch,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant6 {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::IndexProjectMismatch => f.write_str("index-project-mismatch"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant6 {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "index-project-mismatch" => Ok(Self::IndexProjectMismatch),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant6 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant6 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///The build was not made by this installation (for example it arrived with the repository), so it is not trusted or read. Cure: delete `.theurian/state/` and rebuild locally.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReasonVariant7 {
-        #[serde(rename = "index-unbuilt")]
-        IndexUnbuilt,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant7 {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::IndexUnbuilt => f.write_str("index-unbuilt"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant7 {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "index-unbuilt" => Ok(Self::IndexUnbuilt),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant7 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant7 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///The call asked for unapproved knowledge but the build holds approved items only. Cure: `theurian index build --include-unapproved`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReasonVariant8 {
-        #[serde(rename = "unapproved-not-indexed")]
-        UnapprovedNotIndexed,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant8 {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::UnapprovedNotIndexed => f.write_str("unapproved-not-indexed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant8 {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "unapproved-not-indexed" => Ok(Self::UnapprovedNotIndexed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant8 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant8 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///The build was made under a different sensitivity ceiling than the one this deployment serves, or records none. Cure: `theurian index build`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReasonVariant9 {
-        #[serde(rename = "serving-profile-mismatch")]
-        ServingProfileMismatch,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReasonVariant9 {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::ServingProfileMismatch => f.write_str("serving-profile-mismatch"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReasonVariant9 {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "serving-profile-mismatch" => Ok(Self::ServingProfileMismatch),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReasonVariant9 {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReasonVariant9 {
+    for RetrievalMetadataFallbackReason {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -3965,19 +3455,14 @@ pub mod mcp {
         PartialOrd
     )]
     pub enum RetrievalMetadataMode {
-        ///Dense retrieval and at least one lexical retriever both contributed.
         #[serde(rename = "hybrid")]
         Hybrid,
-        ///Only lexical retrievers contributed: the word index and/or the trigram substring retriever.
         #[serde(rename = "lexical")]
         Lexical,
-        ///Only vector similarity contributed.
         #[serde(rename = "dense")]
         Dense,
-        ///An index answered but no retriever contributed a result (typically `count: 0`).
         #[serde(rename = "none")]
         None,
-        ///No index answered; the results come from the unranked substring scan of the canonical store. Always with `indexed: false` and a non-null `fallbackReason`. Unrelated to the `substring` value in a hit's `foundBy`.
         #[serde(rename = "substring")]
         Substring,
     }

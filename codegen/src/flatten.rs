@@ -114,6 +114,34 @@ impl<'a> Names<'a> {
     }
 }
 
+/// A `oneOf` whose branches are each one documented `const` is an enumeration; typify reads
+/// `enum` as a Rust enum (nullable when null is among the values), where it would otherwise
+/// produce an untagged union of single-value newtypes.
+fn enumerate_const_branches(map: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = map.clone();
+    if let Some(Value::Array(branches)) = map.get("oneOf") {
+        let consts: Option<Vec<Value>> = branches
+            .iter()
+            .map(|b| {
+                let o = b.as_object()?;
+                let only_const = o
+                    .keys()
+                    .all(|k| matches!(k.as_str(), "const" | "description" | "title"));
+                if only_const {
+                    o.get("const").cloned()
+                } else {
+                    None
+                }
+            })
+            .collect();
+        if let Some(values) = consts {
+            out.remove("oneOf");
+            out.insert("enum".into(), Value::Array(values));
+        }
+    }
+    out
+}
+
 /// Copies `node`, dropping the keys typify must not see and rewriting every `$ref`.
 fn rewrite(
     node: &Value,
@@ -122,7 +150,8 @@ fn rewrite(
     names: &Names<'_>,
 ) -> Result<Value, CodegenError> {
     Ok(match node {
-        Value::Object(map) => {
+        Value::Object(original) => {
+            let map = &enumerate_const_branches(original);
             let mut out = Map::new();
             for (k, v) in map {
                 match k.as_str() {
