@@ -130,6 +130,26 @@ pub mod mcp {
                 })
         }
     }
+    ///Always true when present: damage was detected. There is deliberately no false form.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(transparent)]
+    pub struct DamageDetected(pub ::serde_json::Value);
+    impl ::std::ops::Deref for DamageDetected {
+        type Target = ::serde_json::Value;
+        fn deref(&self) -> &::serde_json::Value {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<DamageDetected> for ::serde_json::Value {
+        fn from(value: DamageDetected) -> Self {
+            value.0
+        }
+    }
+    impl ::std::convert::From<::serde_json::Value> for DamageDetected {
+        fn from(value: ::serde_json::Value) -> Self {
+            Self(value)
+        }
+    }
     ///Provenance for a drafted proposal, written to its `evidence.json`. Theurian does not authenticate agents; these are labels. `agentId` and `taskId` here are the ones recorded: a top-level `agentId` or `taskId` that differs from them is refused. No other keys are accepted.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(deny_unknown_fields)]
@@ -368,19 +388,19 @@ pub mod mcp {
         ///The commit the anchor is pinned to, when it names one.
         #[serde(
             rename = "commitSha",
-            skip_serializing_if = "::std::option::Option::is_none"
+            deserialize_with = "::std::option::Option::deserialize"
         )]
         pub commit_sha: ::std::option::Option<::std::string::String>,
         ///The file the anchor points at, when it names one.
         #[serde(
             rename = "filePath",
-            skip_serializing_if = "::std::option::Option::is_none"
+            deserialize_with = "::std::option::Option::deserialize"
         )]
         pub file_path: ::std::option::Option<::std::string::String>,
         ///Which system the anchor points into, e.g. `git` or `github`.
         pub provider: ::std::string::String,
         ///The repository the anchor is in, when it names one.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub repository: ::std::option::Option<::std::string::String>,
         ///The location itself: a URL, a commit, or another provider-specific address.
         #[serde(rename = "sourceUri")]
@@ -509,9 +529,8 @@ pub mod mcp {
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(deny_unknown_fields)]
     pub struct Integrity {
-        ///Always true when the object is present.
         #[serde(rename = "damageDetected")]
-        pub damage_detected: ::serde_json::Value,
+        pub damage_detected: DamageDetected,
         ///The commands that rebuild the derived state, in the order to try them.
         pub remedy: IntegrityRemedy,
     }
@@ -6496,31 +6515,31 @@ pub mod mcp {
         ///Commit the anchor pins, or null.
         #[serde(
             rename = "commitSha",
-            skip_serializing_if = "::std::option::Option::is_none"
+            deserialize_with = "::std::option::Option::deserialize"
         )]
         pub commit_sha: ::std::option::Option<::std::string::String>,
         ///File within the source, or null. Data only: never join it into a local path.
         #[serde(
             rename = "filePath",
-            skip_serializing_if = "::std::option::Option::is_none"
+            deserialize_with = "::std::option::Option::deserialize"
         )]
         pub file_path: ::std::option::Option<::std::string::String>,
         ///Last line of the cited range (1-based), or null.
         #[serde(
             rename = "lineEnd",
-            skip_serializing_if = "::std::option::Option::is_none"
+            deserialize_with = "::std::option::Option::deserialize"
         )]
         pub line_end: ::std::option::Option<::std::num::NonZeroU64>,
         ///First line of the cited range (1-based), or null.
         #[serde(
             rename = "lineStart",
-            skip_serializing_if = "::std::option::Option::is_none"
+            deserialize_with = "::std::option::Option::deserialize"
         )]
         pub line_start: ::std::option::Option<::std::num::NonZeroU64>,
         ///The kind of source, e.g. `git`.
         pub provider: SourceAnchorProvider,
         ///Repository name, or null.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub repository: ::std::option::Option<::std::string::String>,
         ///Where the source lives, as the author recorded it.
         #[serde(rename = "sourceUri")]
@@ -7570,6 +7589,27 @@ This schema deliberately does not close itself. A tool schema includes it with `
             fn from(value: String) -> Self {
                 Self(value.into())
             }
+        }
+    }
+    impl ::std::default::Default for MayContainInstructionsAlways {
+        fn default() -> Self {
+            MayContainInstructionsAlways(
+                ::serde_json::from_str("true").unwrap_or(::serde_json::Value::Null),
+            )
+        }
+    }
+    impl ::std::default::Default for NotExecutable {
+        fn default() -> Self {
+            NotExecutable(
+                ::serde_json::from_str("false").unwrap_or(::serde_json::Value::Null),
+            )
+        }
+    }
+    impl ::std::default::Default for DamageDetected {
+        fn default() -> Self {
+            DamageDetected(
+                ::serde_json::from_str("true").unwrap_or(::serde_json::Value::Null),
+            )
         }
     }
 }

@@ -142,6 +142,51 @@ fn enumerate_const_branches(map: &Map<String, Value>) -> Map<String, Value> {
     out
 }
 
+/// Whether a file describes what the daemon sends (responses and the shapes inside them), as
+/// opposed to what it receives (inputs and the context they share).
+fn answers(file: &SchemaFile) -> bool {
+    let stem = file.stem();
+    !(stem.ends_with("-input")
+        || stem == "tool-context"
+        || file.rel_path.starts_with("migrations/")
+        || file.rel_path.starts_with("config/"))
+}
+
+/// In what the daemon sends, an optional key that admits null is always sent, null when unset
+/// (the reference's wire shape, e.g. every source-anchor key). Marking it required for typify
+/// drops `skip_serializing_if`; the published schema is unchanged.
+fn always_present_nullables(map: &mut Map<String, Value>) {
+    let Some(Value::Object(props)) = map.get("properties") else {
+        return;
+    };
+    let nullable: Vec<String> = props
+        .iter()
+        .filter(|(_, p)| {
+            let t = p.get("type");
+            t.and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|x| x == "null"))
+                || p.get("anyOf").and_then(Value::as_array).is_some_and(|a| {
+                    a.iter()
+                        .any(|b| b.get("type") == Some(&Value::String("null".into())))
+                })
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    if nullable.is_empty() {
+        return;
+    }
+    let required = map
+        .entry("required")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(req) = required {
+        for key in nullable {
+            if !req.iter().any(|r| r == &Value::String(key.clone())) {
+                req.push(Value::String(key));
+            }
+        }
+    }
+}
+
 /// Copies `node`, dropping the keys typify must not see and rewriting every `$ref`.
 fn rewrite(
     node: &Value,
@@ -151,7 +196,11 @@ fn rewrite(
 ) -> Result<Value, CodegenError> {
     Ok(match node {
         Value::Object(original) => {
-            let map = &enumerate_const_branches(original);
+            let mut map = enumerate_const_branches(original);
+            if answers(from) {
+                always_present_nullables(&mut map);
+            }
+            let map = &map;
             let mut out = Map::new();
             for (k, v) in map {
                 match k.as_str() {
@@ -206,6 +255,7 @@ pub(crate) fn typify_group(
 ) -> Result<TokenStream, CodegenError> {
     let names = Names::assign(files)?;
     let mut definitions: Vec<(String, schemars::schema::Schema)> = Vec::new();
+    let mut fixed_values: Vec<(String, Value)> = Vec::new();
     let to_schema = |path: &str, v: Value| {
         serde_json::from_value::<schemars::schema::Schema>(v).map_err(|e| CodegenError::Schema {
             path: path.to_owned(),
@@ -224,6 +274,9 @@ pub(crate) fn typify_group(
             for (key, def) in map {
                 let v = rewrite(def, set, f, &names)?;
                 let name = names.defs[&(f.rel_path.as_str(), key.clone())].clone();
+                if let Some(fixed) = lone_const(&v) {
+                    fixed_values.push((name.clone(), fixed));
+                }
                 definitions.push((name, to_schema(&f.rel_path, v)?));
             }
         }
@@ -237,5 +290,29 @@ pub(crate) fn typify_group(
             group: group.to_owned(),
             message: e.to_string(),
         })?;
-    Ok(space.to_stream())
+    let mut stream = space.to_stream();
+    // A definition that admits exactly one non-string value (`const: false`) becomes a newtype
+    // over `serde_json::Value`; its `Default` is that value, so code emits it without restating it.
+    for (name, fixed) in fixed_values {
+        let ident = syn::Ident::new(&name, proc_macro2::Span::call_site());
+        let literal = fixed.to_string();
+        stream.extend(quote::quote! {
+            impl ::std::default::Default for #ident {
+                fn default() -> Self {
+                    #ident(::serde_json::from_str(#literal).unwrap_or(::serde_json::Value::Null))
+                }
+            }
+        });
+    }
+    Ok(stream)
+}
+
+/// The value of a schema that is nothing but a non-string `const` (string ones became enums).
+fn lone_const(v: &Value) -> Option<Value> {
+    let o = v.as_object()?;
+    let c = o.get("const")?;
+    let structural = o
+        .keys()
+        .any(|k| !matches!(k.as_str(), "const" | "description" | "title" | "$comment"));
+    (!structural && !c.is_string()).then(|| c.clone())
 }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod fsutil;
 pub mod gitcheck;
 pub mod gitdir;
+pub mod knowledge;
 pub mod layout;
 pub mod migrate;
 pub mod paths;

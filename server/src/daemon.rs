@@ -140,6 +140,8 @@ pub fn build_state(data: DataDir, port: u16, tool_names: ToolNames) -> Result<Ap
         port,
         seat,
         tool_names,
+        pools: Default::default(),
+        search_gate: crate::admission::Gate::new("knowledge searches"),
         started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false),
         instance_id,
     }))
@@ -169,19 +171,25 @@ pub async fn serve(
         })
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn signalled() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// Installs the SIGINT and SIGTERM handlers now (so a signal that arrives while the server is
+/// still starting is not lost) and returns a future that resolves on either.
+pub fn signalled() -> impl Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{signal, SignalKind};
+    let term = signal(SignalKind::terminate()).ok();
+    let int = signal(SignalKind::interrupt()).ok();
+    async move {
+        let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+            match s {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        tokio::select! {
+            _ = wait(term) => {}
+            _ = wait(int) => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
     }
 }
 
@@ -243,6 +251,7 @@ pub fn run_foreground(
             )
         })?;
     runtime.block_on(async move {
+        let shutdown = signalled();
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
             .map_err(|e| {
@@ -260,7 +269,7 @@ pub fn run_foreground(
         })?;
         ready(&state, bound);
         tracing::info!(port = bound, "serving MCP at http://127.0.0.1:{bound}/mcp");
-        serve(listener, state, signalled()).await?;
+        serve(listener, state, shutdown).await?;
         tracing::info!("stopped");
         drop(lock);
         Ok(())

@@ -8,6 +8,7 @@
 //! * [`tools`]: one file per tool; [`tools::Handlers`] implements the generated trait.
 //! * [`daemon`]: single instance per data directory, the lock file, start/stop, signals.
 
+pub mod admission;
 pub mod app;
 pub mod daemon;
 pub mod guard;

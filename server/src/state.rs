@@ -32,6 +32,10 @@ pub struct Shared {
     pub tool_names: ToolNames,
     /// When the daemon started (RFC 3339, UTC).
     pub started_at: String,
+    /// Read-only pools on the state databases.
+    pub pools: theurian_core::knowledge::pool::ReadPools,
+    /// The knowledge.search admission gate.
+    pub search_gate: crate::admission::Gate,
     /// A random id for this run, published by `/health` and recorded in the lock file, so
     /// `daemon start` can tell its own daemon from another one on the same port.
     pub instance_id: String,
@@ -39,3 +43,19 @@ pub struct Shared {
 
 /// Cheap to clone: the handler factory clones it per request.
 pub type AppState = Arc<Shared>;
+
+impl Shared {
+    /// The sensitivity levels this daemon may disclose, as stored strings.
+    pub fn visible_levels(&self) -> Vec<&'static str> {
+        self.ceiling
+            .visible()
+            .iter()
+            .map(|s| match s {
+                theurian_protocol::mcp::Sensitivity::Public => "public",
+                theurian_protocol::mcp::Sensitivity::Internal => "internal",
+                theurian_protocol::mcp::Sensitivity::Confidential => "confidential",
+                theurian_protocol::mcp::Sensitivity::Restricted => "restricted",
+            })
+            .collect()
+    }
+}

@@ -12,6 +12,7 @@ mod cli;
 mod daemon_cli;
 mod generated;
 mod key_sets;
+mod knowledge;
 mod migrate;
 mod migrate_apply;
 mod schema_agreement;

@@ -4,7 +4,7 @@
 use crate::support::shared;
 use serde_json::Value;
 use sqlx::{Connection, SqliteConnection};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 pub fn git(dir: &Path, args: &[&str]) {
@@ -55,10 +55,6 @@ impl Repo {
             dir,
             data: tempfile::tempdir().expect("data"),
         }
-    }
-
-    pub fn root(&self) -> PathBuf {
-        self.dir.path().canonicalize().expect("canon")
     }
 
     pub fn run(&self, args: &[&str]) -> Output {

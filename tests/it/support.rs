@@ -38,6 +38,11 @@ impl Daemon {
 
     pub async fn start_in(dir: tempfile::TempDir, names: ToolNames) -> Daemon {
         let data = DataDir::at(dir.path().join("data"));
+        Daemon::start_with(dir, data, names).await
+    }
+
+    /// A daemon over an existing data directory (where a CLI run recorded provenance).
+    pub async fn start_with(dir: tempfile::TempDir, data: DataDir, names: ToolNames) -> Daemon {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind port 0");

@@ -75,9 +75,10 @@ async fn initialize_list_and_call_every_registered_tool() {
         assert_eq!(tool["annotations"]["readOnlyHint"], true);
     }
 
-    // Every registered tool answers, and its answer fits its response schema.
+    // Every registered tool that takes no arguments answers here, and its answer fits its
+    // response schema; the project-scoped ones are driven against real projects in `knowledge`.
     let seat = Seat::new().expect("seat");
-    for spec in registered::<Handlers>() {
+    for spec in registered::<Handlers>().filter(|t| t.schema_keys.is_empty()) {
         let result = client.call(spec.name, json!({})).await;
         assert_eq!(result["isError"], false, "{}: {result}", spec.name);
         let structured = &result["structuredContent"];
@@ -169,10 +170,7 @@ async fn the_seat_refuses_bad_arguments_without_echoing_them() {
     // A tool the contract defines but this build does not register is refused at dispatch.
     let text = assert_refused(
         &client
-            .call(
-                "knowledge.search",
-                json!({"projectId": "demo", "query": "x"}),
-            )
+            .call("review.findings", json!({"projectId": "demo"}))
             .await,
         "INVALID_INPUT",
     );

@@ -4,13 +4,21 @@
 //! which input keys it reads; `None` keeps a tool this build does not serve yet out of
 //! `tools/list` (and `system.capabilities` reports it as absent).
 
+mod knowledge_get;
+mod knowledge_search;
+mod knowledge_status;
+mod project;
 mod project_list;
+mod shape;
 mod system_capabilities;
 
 use crate::state::AppState;
 use theurian_protocol::mcp;
 use theurian_protocol::tools::ToolHandlers;
 use theurian_protocol::{KeyUsage, Refusal};
+
+/// Why read tools accept but do not act on the agent labels.
+const PROVENANCE_ONLY: &str = "a provenance label; read tools answer the same whoever asks, and only proposal-drafting tools record it";
 
 /// The daemon's implementation of the generated handler trait.
 pub struct Handlers {
@@ -25,9 +33,22 @@ impl Handlers {
 }
 
 impl ToolHandlers for Handlers {
-    const KNOWLEDGE_SEARCH: Option<KeyUsage> = None;
-    const KNOWLEDGE_GET: Option<KeyUsage> = None;
-    const KNOWLEDGE_STATUS: Option<KeyUsage> = None;
+    const KNOWLEDGE_SEARCH: Option<KeyUsage> = Some(KeyUsage {
+        read: &["projectId", "snapshotId", "query", "limit", "maxTokens", "includeUnapproved", "asOf"],
+        unread: &[
+            ("agentId", PROVENANCE_ONLY),
+            ("taskId", PROVENANCE_ONLY),
+            ("useDense", "dense retrieval needs the ranked index, which this build does not search yet; the unranked scan answers"),
+        ],
+    });
+    const KNOWLEDGE_GET: Option<KeyUsage> = Some(KeyUsage {
+        read: &["projectId", "snapshotId", "itemId", "includeUnapproved"],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
+    const KNOWLEDGE_STATUS: Option<KeyUsage> = Some(KeyUsage {
+        read: &["projectId", "snapshotId"],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
     const PROJECT_LIST: Option<KeyUsage> = Some(KeyUsage::NONE);
     const REVIEW_FINDINGS: Option<KeyUsage> = None;
     const REVIEW_SEARCH: Option<KeyUsage> = None;
@@ -35,6 +56,27 @@ impl ToolHandlers for Handlers {
     const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage> = None;
     const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage> = None;
     const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage> = None;
+
+    async fn knowledge_search(
+        &self,
+        input: mcp::KnowledgeSearchInput,
+    ) -> Result<mcp::KnowledgeSearchResponse, Refusal> {
+        knowledge_search::answer(&self.state, input).await
+    }
+
+    async fn knowledge_get(
+        &self,
+        input: mcp::KnowledgeGetInput,
+    ) -> Result<mcp::KnowledgeGetResponse, Refusal> {
+        knowledge_get::answer(&self.state, input).await
+    }
+
+    async fn knowledge_status(
+        &self,
+        input: mcp::KnowledgeStatusInput,
+    ) -> Result<mcp::KnowledgeStatusResponse, Refusal> {
+        knowledge_status::answer(&self.state, input).await
+    }
 
     async fn project_list(
         &self,

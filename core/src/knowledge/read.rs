@@ -1,0 +1,315 @@
+//! Queries over a state database for the knowledge tools. Filters that decide visibility
+//! (status, sensitivity) run in SQL; a current-revision pointer that names another item's
+//! revision is refused as damage rather than served as the wrong item.
+
+use sqlx::sqlite::SqlitePool;
+use sqlx::Row;
+
+/// A fault while reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    /// SQLite failed (missing tables, corruption, I/O).
+    Database(String),
+    /// The rows contradict each other.
+    Inconsistent(String),
+}
+
+impl From<sqlx::Error> for ReadError {
+    fn from(e: sqlx::Error) -> Self {
+        ReadError::Database(e.to_string())
+    }
+}
+
+/// A source anchor as served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    pub provider: String,
+    pub source_uri: String,
+    pub repository: Option<String>,
+    pub commit_sha: Option<String>,
+    pub file_path: Option<String>,
+    pub line_start: Option<i64>,
+    pub line_end: Option<i64>,
+}
+
+/// An item with its current revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemView {
+    pub item_id: String,
+    pub revision_id: String,
+    pub title: String,
+    pub body: String,
+    pub content_type: String,
+    /// The item's status (not the revision's).
+    pub status: String,
+    /// The item's sensitivity (not the revision's).
+    pub sensitivity: String,
+    /// The revision's trust level.
+    pub trust_level: String,
+    pub created_at: String,
+    pub valid_from: String,
+    pub valid_to: Option<String>,
+    pub structured: Option<String>,
+    pub anchors: Vec<Anchor>,
+}
+
+/// One relation as `knowledge.get` serves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelationView {
+    pub relation_type: String,
+    pub target_item_id: String,
+    pub note: Option<String>,
+}
+
+fn json_list(items: &[&str]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
+}
+
+/// The state hash the database records about itself.
+pub async fn recorded_state_hash(pool: &SqlitePool) -> Result<Option<String>, ReadError> {
+    Ok(
+        sqlx::query_scalar::<_, String>("SELECT state_hash FROM schema_metadata WHERE id = 1")
+            .fetch_optional(pool)
+            .await?,
+    )
+}
+
+/// The bounded damage check: live migration and surfaceable-item counts against their records.
+/// `expected_migrations` is `None` for a pinned state, whose pointer count is not at hand.
+pub async fn damaged(
+    pool: &SqlitePool,
+    project: &str,
+    expected_migrations: Option<u64>,
+) -> Result<bool, ReadError> {
+    let live_migrations: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM migration_history WHERE project_id = ?")
+            .bind(project)
+            .fetch_one(pool)
+            .await?;
+    let live_surfaceable: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM knowledge_items WHERE project_id = ? AND status IN ('approved', 'draft', 'proposed')")
+        .bind(project)
+        .fetch_one(pool)
+        .await?;
+    let expected: Option<i64> = sqlx::query_scalar(
+        "SELECT expected_surfaceable_count FROM project_integrity WHERE project_id = ?",
+    )
+    .bind(project)
+    .fetch_optional(pool)
+    .await?;
+    let Some(expected) = expected else {
+        return Ok(true);
+    };
+    let migrations_ok = expected_migrations.is_none_or(|e| e as i64 == live_migrations);
+    Ok(!(migrations_ok && expected == live_surfaceable))
+}
+
+/// Items per surfaceable status, visible levels only; statuses with none are absent.
+pub async fn status_counts(
+    pool: &SqlitePool,
+    project: &str,
+    visible: &[&str],
+) -> Result<Vec<(String, u64)>, ReadError> {
+    let rows = sqlx::query(
+        "SELECT status, COUNT(*) FROM knowledge_items WHERE project_id = ? AND status IN ('approved', 'draft', 'proposed')
+         AND sensitivity IN (SELECT value FROM json_each(?)) GROUP BY status ORDER BY status",
+    )
+    .bind(project)
+    .bind(json_list(visible))
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get::<String, _>(0)?, r.try_get::<i64, _>(1)? as u64)))
+        .collect()
+}
+
+const ITEM_COLUMNS: &str = "SELECT i.item_id, i.status, i.sensitivity, r.revision_id, r.item_id, r.title, r.body, r.content_type, r.trust_level, r.created_at,
+    r.valid_from, r.valid_to, r.structured FROM knowledge_items i
+    LEFT JOIN knowledge_revisions r ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id";
+
+fn view(row: &sqlx::sqlite::SqliteRow) -> Result<Option<ItemView>, ReadError> {
+    let item_id: String = row.try_get(0)?;
+    let Some(revision_id) = row.try_get::<Option<String>, _>(3)? else {
+        return Ok(None);
+    };
+    let owner: Option<String> = row.try_get(4)?;
+    if owner.as_deref() != Some(item_id.as_str()) {
+        return Err(ReadError::Inconsistent(format!(
+            "item {item_id} points at a revision that is missing or belongs to another item"
+        )));
+    }
+    Ok(Some(ItemView {
+        item_id,
+        status: row.try_get(1)?,
+        sensitivity: row.try_get(2)?,
+        revision_id,
+        title: row.try_get(5)?,
+        body: row.try_get(6)?,
+        content_type: row.try_get(7)?,
+        trust_level: row.try_get(8)?,
+        created_at: row.try_get(9)?,
+        valid_from: row.try_get(10)?,
+        valid_to: row.try_get(11)?,
+        structured: row.try_get(12)?,
+        anchors: Vec::new(),
+    }))
+}
+
+async fn anchors(
+    pool: &SqlitePool,
+    project: &str,
+    revision: &str,
+) -> Result<Vec<Anchor>, ReadError> {
+    let rows = sqlx::query(
+        "SELECT provider, source_uri, repository, commit_sha, file_path, line_start, line_end FROM source_anchors WHERE project_id = ? AND revision_id = ? ORDER BY anchor_id",
+    )
+    .bind(project)
+    .bind(revision)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(Anchor {
+                provider: r.try_get(0)?,
+                source_uri: r.try_get(1)?,
+                repository: r.try_get(2)?,
+                commit_sha: r.try_get(3)?,
+                file_path: r.try_get(4)?,
+                line_start: r.try_get(5)?,
+                line_end: r.try_get(6)?,
+            })
+        })
+        .collect()
+}
+
+/// One visible item by id or alias, with its anchors. `None` when absent or withheld alike.
+pub async fn item(
+    pool: &SqlitePool,
+    project: &str,
+    id: &str,
+    statuses: &[&str],
+    visible: &[&str],
+) -> Result<Option<ItemView>, ReadError> {
+    let target: Option<String> = sqlx::query_scalar(
+        "SELECT item_id FROM knowledge_aliases WHERE project_id = ? AND alias = ?",
+    )
+    .bind(project)
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    let target = target.unwrap_or_else(|| id.to_owned());
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{ITEM_COLUMNS} WHERE i.project_id = ? AND i.item_id = ? AND i.status IN (SELECT value FROM json_each(?)) AND i.sensitivity IN (SELECT value FROM json_each(?))"
+    )))
+    .bind(project)
+    .bind(&target)
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let Some(mut v) = view(&row)? else {
+        return Ok(None);
+    };
+    v.anchors = anchors(pool, project, &v.revision_id).await?;
+    Ok(Some(v))
+}
+
+/// The unranked scan: visible items in ascending id order whose `title + "\n" + body`, lowercased,
+/// contains `needle`; `keep` filters (validity at `asOf`); stops at `limit`.
+pub async fn scan(
+    pool: &SqlitePool,
+    project: &str,
+    needle: &str,
+    statuses: &[&str],
+    visible: &[&str],
+    limit: usize,
+    keep: impl Fn(&ItemView) -> bool,
+) -> Result<Vec<ItemView>, ReadError> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{ITEM_COLUMNS} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.status IN (SELECT value FROM json_each(?))
+         AND i.sensitivity IN (SELECT value FROM json_each(?)) ORDER BY i.item_id"
+    )))
+    .bind(project)
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .fetch_all(pool)
+    .await?;
+    let mut hits = Vec::new();
+    for row in &rows {
+        if hits.len() >= limit {
+            break;
+        }
+        let Some(v) = view(row)? else { continue };
+        if !keep(&v) {
+            continue;
+        }
+        let haystack = format!("{}\n{}", v.title, v.body).to_lowercase();
+        if haystack.contains(needle) {
+            hits.push(v);
+        }
+    }
+    for hit in &mut hits {
+        hit.anchors = anchors(pool, project, &hit.revision_id).await?;
+    }
+    Ok(hits)
+}
+
+fn inverse(kind: &str) -> Option<&'static str> {
+    match kind {
+        "implements" => Some("implemented_by"),
+        "implemented_by" => Some("implements"),
+        "supersedes" => Some("superseded_by"),
+        "superseded_by" => Some("supersedes"),
+        _ => None,
+    }
+}
+
+/// The relations of `item` whose both ends are visible, seen from `item`.
+pub async fn relations(
+    pool: &SqlitePool,
+    project: &str,
+    item: &str,
+    statuses: &[&str],
+    visible: &[&str],
+) -> Result<Vec<RelationView>, ReadError> {
+    let rows = sqlx::query(
+        "SELECT r.source_item_id, r.relation_type, r.target_item_id, r.note FROM knowledge_relations r
+         WHERE r.project_id = ?1 AND (r.source_item_id = ?2 OR r.target_item_id = ?2)
+         AND EXISTS (SELECT 1 FROM knowledge_items s WHERE s.project_id = ?1 AND s.item_id = r.source_item_id
+                     AND s.status IN (SELECT value FROM json_each(?3)) AND s.sensitivity IN (SELECT value FROM json_each(?4)))
+         AND EXISTS (SELECT 1 FROM knowledge_items t WHERE t.project_id = ?1 AND t.item_id = r.target_item_id
+                     AND t.status IN (SELECT value FROM json_each(?3)) AND t.sensitivity IN (SELECT value FROM json_each(?4)))
+         ORDER BY r.source_item_id, r.relation_type, r.target_item_id",
+    )
+    .bind(project)
+    .bind(item)
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .fetch_all(pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let (source, kind, target, note): (String, String, String, Option<String>) =
+            (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?);
+        let (relation_type, target_item_id) = match (source == item, inverse(&kind)) {
+            (true, _) => (kind, target),
+            (false, Some(inv)) => (inv.to_owned(), source),
+            (false, None) => (kind, target),
+        };
+        out.push(RelationView {
+            relation_type,
+            target_item_id,
+            note,
+        });
+    }
+    Ok(out)
+}
+
+/// Migrations a state recorded (for a pinned state, whose pointer count is not at hand).
+pub async fn applied_count(pool: &SqlitePool, project: &str) -> Result<u64, ReadError> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM migration_history WHERE project_id = ?")
+        .bind(project)
+        .fetch_one(pool)
+        .await?;
+    Ok(n.max(0) as u64)
+}

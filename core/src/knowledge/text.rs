@@ -1,0 +1,137 @@
+//! Pure text helpers shared by search and get: the excerpt, freshness against a moment, and the
+//! token estimate the response budget is priced in.
+
+use chrono::{DateTime, FixedOffset};
+
+/// Code points kept in an excerpt before `...`.
+pub const EXCERPT_CHARS: usize = 280;
+
+/// The head of `text`: trimmed, newlines as spaces, at most [`EXCERPT_CHARS`] code points, and
+/// `...` appended only when something was cut.
+pub fn excerpt(text: &str) -> String {
+    let flat: String = text
+        .trim()
+        .chars()
+        .map(|c| if c == '\n' { ' ' } else { c })
+        .collect();
+    if flat.chars().count() <= EXCERPT_CHARS {
+        flat
+    } else {
+        let mut cut: String = flat.chars().take(EXCERPT_CHARS).collect();
+        cut.push_str("...");
+        cut
+    }
+}
+
+/// Whether `now` lies in the half-open window `[from, to)`.
+pub fn within(
+    now: &DateTime<FixedOffset>,
+    from: Option<&DateTime<FixedOffset>>,
+    to: Option<&DateTime<FixedOffset>>,
+) -> bool {
+    from.is_none_or(|f| f <= now) && to.is_none_or(|t| now < t)
+}
+
+/// Whole days from `created` to `now`, never negative.
+pub fn age_days(now: &DateTime<FixedOffset>, created: &DateTime<FixedOffset>) -> u64 {
+    let secs = now.signed_duration_since(*created).num_seconds();
+    if secs <= 0 {
+        0
+    } else {
+        (secs / 86_400) as u64
+    }
+}
+
+fn dense(c: char) -> bool {
+    matches!(c as u32, 0x3000..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x1F300..=0x1FAFF)
+}
+
+/// The token estimate: dense scripts cost 1.5 a character, everything else a quarter; at least 1.
+pub fn estimate_tokens(text: &str) -> u64 {
+    let (d, s) = text.chars().fold(
+        (0u64, 0u64),
+        |(d, s), c| if dense(c) { (d + 1, s) } else { (d, s + 1) },
+    );
+    ((d * 3).div_ceil(2) + s.div_ceil(4)).max(1)
+}
+
+/// JSON as Python's `json.dumps(..., ensure_ascii=False)` spells it (`", "` and `": "`), which
+/// is the text the reference prices; using the same text keeps budgets comparable.
+pub fn priced_json(value: &serde_json::Value) -> String {
+    struct Spaced;
+    impl serde_json::ser::Formatter for Spaced {
+        fn begin_array_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first {
+                Ok(())
+            } else {
+                w.write_all(b", ")
+            }
+        }
+        fn begin_object_key<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first {
+                Ok(())
+            } else {
+                w.write_all(b", ")
+            }
+        }
+        fn begin_object_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+        ) -> std::io::Result<()> {
+            w.write_all(b": ")
+        }
+    }
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Spaced);
+    let _ = serde::Serialize::serialize(value, &mut ser);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::time::parse;
+
+    #[test]
+    fn excerpts_cut_at_280_code_points_and_mark_the_cut() {
+        assert_eq!(excerpt("  # T\n\nbody \n"), "# T  body");
+        let long = "é".repeat(300);
+        let e = excerpt(&long);
+        assert_eq!(e.chars().count(), 283);
+        assert!(e.ends_with("..."));
+        assert_eq!(excerpt(&"x".repeat(280)), "x".repeat(280));
+    }
+
+    #[test]
+    fn tokens_price_dense_scripts_higher() {
+        assert_eq!(estimate_tokens(""), 1);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("漢字"), 3);
+        assert_eq!(
+            priced_json(&serde_json::json!({"a": [1, 2], "b": "ü"})),
+            "{\"a\": [1, 2], \"b\": \"ü\"}"
+        );
+    }
+
+    #[test]
+    fn validity_is_half_open_and_age_never_negative() {
+        let (a, b, c) = (
+            parse("2026-01-01T00:00:00Z").expect("a"),
+            parse("2026-01-02T00:00:00Z").expect("b"),
+            parse("2026-01-03T12:00:00Z").expect("c"),
+        );
+        assert!(within(&a, Some(&a), Some(&b)));
+        assert!(!within(&b, Some(&a), Some(&b)));
+        assert_eq!(age_days(&c, &a), 2);
+        assert_eq!(age_days(&a, &c), 0);
+    }
+}

@@ -1,0 +1,113 @@
+//! `knowledge.get`: one item's current revision with provenance. An absent id and a withheld
+//! one get the same answer; an item missing because the state is damaged is reported as damage.
+
+use super::project::{open, read_refusal};
+use super::shape::result;
+use crate::state::AppState;
+use theurian_core::knowledge::{read, APPROVED_ONLY, INTEGRITY_REMEDY, SURFACEABLE};
+use theurian_protocol::mcp::{KnowledgeGetInput, KnowledgeGetResponse, RefusalMetaCode, Relation};
+use theurian_protocol::{refusal_quote, Refusal};
+
+const TOOL: &str = "knowledge.get";
+
+pub(crate) async fn answer(
+    state: &AppState,
+    input: KnowledgeGetInput,
+) -> Result<KnowledgeGetResponse, Refusal> {
+    let KnowledgeGetInput {
+        agent_id: _,
+        include_unapproved,
+        item_id,
+        project_id,
+        snapshot_id,
+        task_id: _,
+    } = input;
+    let project = project_id.as_str();
+    if item_id
+        .parse::<theurian_protocol::migration::ItemId>()
+        .is_err()
+    {
+        return Err(Refusal::invalid_input(format!(
+            "`itemId` is not a usable item id: ids are lowercase dot-separated kebab-case segments (e.g. architecture.auth-policy). \
+             Use knowledge.search on project {} to find one.",
+            refusal_quote(project)
+        )));
+    }
+    let opened = open(state, project, snapshot_id.as_ref().map(|s| s.as_str())).await?;
+    let statuses = if include_unapproved {
+        SURFACEABLE
+    } else {
+        APPROVED_ONLY
+    };
+    let visible = state.visible_levels();
+    let found = read::item(&opened.pool, project, item_id.as_str(), statuses, &visible)
+        .await
+        .map_err(|e| read_refusal(project, e))?;
+    let integrity = opened.integrity().await?;
+    let Some(item) = found else {
+        return Err(if integrity.is_some() {
+            Refusal::new(
+                RefusalMetaCode::StateUnavailable,
+                format!(
+                    "Project {} could not be fully read: its derived state disagrees with its own records about what it holds, so an item the migrations define may be missing. {INTEGRITY_REMEDY}",
+                    refusal_quote(project)
+                ),
+            )
+        } else {
+            Refusal::invalid_input(format!(
+                "{} is not present in project {}.",
+                refusal_quote(item_id.as_str()),
+                refusal_quote(project)
+            ))
+        });
+    };
+    let now = chrono::Utc::now().fixed_offset();
+    let hit = result(&item, &now, TOOL)?;
+    let relations = read::relations(&opened.pool, project, &item.item_id, statuses, &visible)
+        .await
+        .map_err(|e| read_refusal(project, e))?
+        .into_iter()
+        .map(|r| {
+            Ok(Relation {
+                relation_type: r
+                    .relation_type
+                    .parse()
+                    .map_err(|e| Refusal::internal(TOOL, &e))?,
+                target_item_id: r
+                    .target_item_id
+                    .as_str()
+                    .try_into()
+                    .map_err(|e| Refusal::internal(TOOL, &e))?,
+                note: r
+                    .note
+                    .map(|n| n.as_str().try_into())
+                    .transpose()
+                    .map_err(|e| Refusal::internal(TOOL, &e))?,
+            })
+        })
+        .collect::<Result<Vec<_>, Refusal>>()?;
+    let structured = item
+        .structured
+        .as_deref()
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+        .and_then(|v| v.as_object().cloned());
+    Ok(KnowledgeGetResponse {
+        item_id: hit.item_id,
+        revision_id: hit.revision_id,
+        title: hit.title,
+        excerpt: hit.excerpt,
+        content_type: hit.content_type,
+        status: hit.status,
+        trust_level: hit.trust_level,
+        sensitivity: hit.sensitivity,
+        freshness: hit.freshness,
+        source_anchors: hit.source_anchors,
+        content_classification: hit.content_classification,
+        may_contain_instructions: hit.may_contain_instructions,
+        executable: hit.executable,
+        body: item.body,
+        relations,
+        structured,
+        integrity,
+    })
+}

@@ -1,0 +1,62 @@
+//! `knowledge.status`: which state answers, how many items a caller may see per status, how many
+//! migrations it applied, and the integrity key when the bounded check finds damage. Counts never
+//! include what the ceiling withholds, not even as a total.
+
+use super::project::{open, read_refusal};
+use crate::state::AppState;
+use std::num::NonZeroU64;
+use theurian_core::knowledge::read;
+use theurian_protocol::mcp::{
+    KnowledgeStatusInput, KnowledgeStatusResponse, KnowledgeStatusResponseItemsByStatus,
+};
+use theurian_protocol::Refusal;
+
+pub(crate) async fn answer(
+    state: &AppState,
+    input: KnowledgeStatusInput,
+) -> Result<KnowledgeStatusResponse, Refusal> {
+    let ctx = input.0;
+    let project = ctx.project_id.as_str();
+    let opened = open(state, project, ctx.snapshot_id.as_ref().map(|s| s.as_str())).await?;
+    let visible = state.visible_levels();
+    let counts = read::status_counts(&opened.pool, project, &visible)
+        .await
+        .map_err(|e| read_refusal(project, e))?;
+    let mut by_status = KnowledgeStatusResponseItemsByStatus {
+        approved: None,
+        draft: None,
+        proposed: None,
+    };
+    let mut total = 0u64;
+    for (status, n) in counts {
+        total += n;
+        let slot = match status.as_str() {
+            "approved" => &mut by_status.approved,
+            "draft" => &mut by_status.draft,
+            "proposed" => &mut by_status.proposed,
+            _ => continue,
+        };
+        *slot = NonZeroU64::new(n);
+    }
+    let applied = match opened.resolved.migration_count {
+        Some(n) => n,
+        None => read::applied_count(&opened.pool, project)
+            .await
+            .map_err(|e| read_refusal(project, e))?,
+    };
+    Ok(KnowledgeStatusResponse {
+        project_id: ctx.project_id.clone(),
+        state_hash: opened
+            .resolved
+            .state_hash
+            .as_str()
+            .try_into()
+            .map_err(|e| Refusal::internal("knowledge.status", &e))?,
+        item_count: total,
+        items_by_status: by_status,
+        applied_migrations: applied,
+        schema_version: NonZeroU64::new(theurian_core::CANONICAL_SCHEMA_VERSION)
+            .ok_or_else(|| Refusal::internal("knowledge.status", &"schema version"))?,
+        integrity: opened.integrity().await?,
+    })
+}

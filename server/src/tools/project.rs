@@ -1,0 +1,111 @@
+//! What every project-scoped tool does first: resolve the project to the state database that
+//! answers (honouring a `snapshotId` pin), and turn every way that fails into a refusal with its
+//! code and cure. Messages quote caller values only within their bound.
+
+use crate::state::AppState;
+use sqlx::sqlite::SqlitePool;
+use theurian_core::knowledge::read::{self, ReadError};
+use theurian_core::knowledge::resolve::{resolve, Fault, Resolved};
+use theurian_core::knowledge::INTEGRITY_REMEDY;
+use theurian_protocol::mcp::{Integrity, RefusalMetaCode};
+use theurian_protocol::{bounded, refusal_quote, Refusal};
+
+const REBUILD: &str = "Delete .theurian/state/ and run `theurian migrate apply`; the state is derived, so nothing authored is lost.";
+
+/// The answering state and a pool on it.
+pub struct Opened {
+    pub resolved: Resolved,
+    pub pool: SqlitePool,
+}
+
+fn refusal_for(project: &str, fault: Fault) -> Refusal {
+    let p = refusal_quote(project);
+    use RefusalMetaCode as C;
+    match fault {
+        Fault::Registry(msg) => Refusal::new(C::Internal, msg),
+        Fault::NotRegistered { registered, unreadable } => {
+            let list = if registered.is_empty() { "none".to_owned() } else { registered.iter().map(|r| bounded(r)).collect::<Vec<_>>().join(", ") };
+            let broken = if unreadable.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " Entries that cannot be read, and serve nothing until removed with `theurian project unregister <id>`: {}.",
+                    unreadable.iter().map(|r| bounded(r)).collect::<Vec<_>>().join(", ")
+                )
+            };
+            Refusal::new(C::ProjectNotRegistered, format!("Project {p} is not registered with this daemon. Registered: {list}.{broken} Run `theurian project register` inside its repository."))
+        }
+        Fault::UnreadableEntry => Refusal::new(
+            C::ProjectNotRegistered,
+            format!("The registry entry for {p} cannot be read, so it serves nothing. Remove it with `theurian project unregister {}` and register the project again from its repository.", bounded(project)),
+        ),
+        Fault::PathEscape => Refusal::new(C::StateUnavailable, format!("Project {p}: its .theurian directory resolves outside the project root, so nothing was read. Make .theurian a real directory inside the repository.")),
+        Fault::NoState { root } => Refusal::new(C::StateUnavailable, format!("Project {p} has no built knowledge state yet. Run `theurian migrate apply` in {}.", refusal_quote(&root))),
+        Fault::PointerCorrupt(msg) => Refusal::new(C::StateUnavailable, format!("Project {p}: {msg} Delete .theurian/state/active.json and run `theurian migrate apply`; the pointer is derived, so nothing is lost.")),
+        Fault::DatabaseOutside(name) => Refusal::new(C::StateUnavailable, format!("Project {p}: the active pointer names a state database outside .theurian/state/ ({}). {REBUILD}", refusal_quote(&name))),
+        Fault::DatabaseMissing(name) => Refusal::new(C::StateUnavailable, format!("Project {p}: the active pointer names a state database that is missing ({}). Run `theurian migrate apply` to rebuild it.", refusal_quote(&name))),
+        Fault::NotBuiltHere => Refusal::new(C::StateUnavailable, format!("Project {p}: its state database was not built by this Theurian installation (it may have arrived with the repository), so it is not served. {REBUILD}")),
+        Fault::SnapshotNotFound => Refusal::new(
+            C::SnapshotNotFound,
+            format!("Project {p}: the pinned snapshotId names a state this machine does not hold. Omit snapshotId to read the current state, or pin the stateHash that knowledge.status reports now."),
+        ),
+    }
+}
+
+/// The refusal for a fault while reading the answering database.
+pub fn read_refusal(project: &str, e: ReadError) -> Refusal {
+    let p = refusal_quote(project);
+    let what = match e {
+        ReadError::Database(m) => format!("its state database cannot be read ({})", bounded(&m)),
+        ReadError::Inconsistent(m) => {
+            format!("its state database contradicts itself ({})", bounded(&m))
+        }
+    };
+    Refusal::new(
+        RefusalMetaCode::StateUnavailable,
+        format!("Project {p}: {what}. {REBUILD}"),
+    )
+}
+
+/// Resolves `project` (pinned to `snapshot` when given) and opens its database.
+pub async fn open(
+    state: &AppState,
+    project: &str,
+    snapshot: Option<&str>,
+) -> Result<Opened, Refusal> {
+    let resolved = resolve(&state.data, project, snapshot).map_err(|f| refusal_for(project, f))?;
+    let pool = state.pools.get(&resolved.database);
+    if resolved.migration_count.is_none() {
+        // A pinned state: the file name carries 48 bits of the hash; the database records all 256.
+        let recorded = read::recorded_state_hash(&pool)
+            .await
+            .map_err(|e| read_refusal(project, e))?;
+        if recorded.as_deref() != Some(resolved.state_hash.as_str()) {
+            return Err(refusal_for(project, Fault::SnapshotNotFound));
+        }
+    }
+    Ok(Opened { resolved, pool })
+}
+
+impl Opened {
+    /// The present-only integrity key.
+    pub async fn integrity(&self) -> Result<Option<Integrity>, Refusal> {
+        let damaged = read::damaged(
+            &self.pool,
+            &self.resolved.project_id,
+            self.resolved.migration_count,
+        )
+        .await
+        .map_err(|e| read_refusal(&self.resolved.project_id, e))?;
+        if !damaged {
+            return Ok(None);
+        }
+        let remedy = INTEGRITY_REMEDY
+            .try_into()
+            .map_err(|e| Refusal::internal("integrity", &e))?;
+        Ok(Some(Integrity {
+            damage_detected: Default::default(),
+            remedy,
+        }))
+    }
+}

@@ -1,0 +1,84 @@
+//! Turning a stored item into the wire's retrieval result: the excerpt, freshness against the
+//! request's moment, anchors, and the safety triple every knowledge-bearing object carries.
+
+use chrono::{DateTime, FixedOffset};
+use theurian_core::knowledge::read::ItemView;
+use theurian_core::knowledge::text::{age_days, excerpt, within};
+use theurian_core::store::time::parse;
+use theurian_protocol::mcp::{
+    ContentClassification, Freshness, MayContainInstructions, RetrievalResult, SourceAnchor,
+    SourceAnchors,
+};
+use theurian_protocol::Refusal;
+
+fn bad(what: &'static str) -> impl Fn(theurian_protocol::mcp::error::ConversionError) -> Refusal {
+    move |e| Refusal::internal(what, &e)
+}
+
+/// Freshness of `v` at `now`.
+pub fn freshness(v: &ItemView, now: &DateTime<FixedOffset>) -> Freshness {
+    let from = parse(&v.valid_from);
+    let to = v.valid_to.as_deref().and_then(parse);
+    let created = parse(&v.created_at);
+    Freshness {
+        revision_created_at: v.created_at.clone(),
+        is_within_validity: within(now, from.as_ref(), to.as_ref()),
+        age_days: created.map(|c| age_days(now, &c)).unwrap_or(0),
+    }
+}
+
+/// Whether `v` is valid at `moment` (the `asOf` filter).
+pub fn valid_at(v: &ItemView, moment: &DateTime<FixedOffset>) -> bool {
+    within(
+        moment,
+        parse(&v.valid_from).as_ref(),
+        v.valid_to.as_deref().and_then(parse).as_ref(),
+    )
+}
+
+/// The wire result for `v`, without the ranked-path fields.
+pub fn result(
+    v: &ItemView,
+    now: &DateTime<FixedOffset>,
+    tool: &'static str,
+) -> Result<RetrievalResult, Refusal> {
+    let anchors = v
+        .anchors
+        .iter()
+        .map(|a| {
+            Ok(SourceAnchor {
+                provider: a.provider.as_str().try_into().map_err(bad(tool))?,
+                source_uri: a.source_uri.as_str().try_into().map_err(bad(tool))?,
+                repository: a.repository.clone(),
+                commit_sha: a.commit_sha.clone(),
+                file_path: a.file_path.clone(),
+                line_start: a
+                    .line_start
+                    .and_then(|n| u64::try_from(n).ok())
+                    .and_then(std::num::NonZeroU64::new),
+                line_end: a
+                    .line_end
+                    .and_then(|n| u64::try_from(n).ok())
+                    .and_then(std::num::NonZeroU64::new),
+            })
+        })
+        .collect::<Result<Vec<_>, Refusal>>()?;
+    Ok(RetrievalResult {
+        item_id: v.item_id.as_str().try_into().map_err(bad(tool))?,
+        revision_id: v.revision_id.as_str().try_into().map_err(bad(tool))?,
+        title: theurian_protocol::mcp::Title(v.title.clone()),
+        excerpt: theurian_protocol::mcp::Excerpt(excerpt(&v.body)),
+        content_type: v.content_type.as_str().try_into().map_err(bad(tool))?,
+        status: v.status.parse().map_err(bad(tool))?,
+        trust_level: v.trust_level.parse().map_err(bad(tool))?,
+        sensitivity: v.sensitivity.parse().map_err(bad(tool))?,
+        freshness: freshness(v, now),
+        source_anchors: SourceAnchors(anchors),
+        content_classification: ContentClassification::UntrustedKnowledge,
+        may_contain_instructions: MayContainInstructions(true),
+        executable: Default::default(),
+        raptor_path: Vec::new(),
+        fused_score: None,
+        found_by: None,
+    })
+}
