@@ -416,3 +416,105 @@ async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
     assert!(text.contains("theurian migrate apply"), "{text}");
     daemon.shutdown().await;
 }
+
+#[tokio::test]
+async fn corrupted_derived_state_is_reported_or_refused_never_served_as_healthy() {
+    let mutations: &[(&str, &str)] = &[
+        ("a lost item row", "DELETE FROM knowledge_items WHERE item_id = 'architecture.retry-policy'"),
+        ("a surplus item row", "INSERT INTO knowledge_items (item_id, project_id, namespace, kind, status, owner, trust_level, sensitivity, valid_from) VALUES ('architecture.planted', 'worked', 'n', 'architecture', 'approved', 'o', 'reviewed', 'public', '2026-01-01T00:00:00+00:00')"),
+        ("a sentinel in project_id", "UPDATE knowledge_items SET project_id = 'elsewhere' WHERE item_id = 'architecture.retry-policy'"),
+        ("a sentinel in status", "UPDATE knowledge_items SET status = 'bogus' WHERE item_id = 'architecture.retry-policy'"),
+        ("a missing integrity row", "DELETE FROM project_integrity"),
+        ("a lost history row", "DELETE FROM migration_history WHERE sequence = 1"),
+    ];
+    for (name, sql) in mutations {
+        let (repo, daemon) = serve("reference/worked-example", "worked").await;
+        let path = repo
+            .dir
+            .path()
+            .join(".theurian/state")
+            .join(repo.active()["databaseFilename"].as_str().expect("name"));
+        {
+            use sqlx::Connection;
+            let mut db = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+                .await
+                .expect("open");
+            sqlx::query("PRAGMA foreign_keys = OFF")
+                .execute(&mut db)
+                .await
+                .expect("pragma");
+            sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
+                .execute(&mut db)
+                .await
+                .expect("mutate");
+        }
+        let mut c = daemon.client();
+        c.initialize().await;
+        let status = ok(
+            &c.call("knowledge.status", json!({"projectId": "worked"}))
+                .await,
+            ToolId::KnowledgeStatus,
+        );
+        assert_eq!(
+            status["integrity"]["damageDetected"], true,
+            "{name}: status {status}"
+        );
+        let search = c
+            .call(
+                "knowledge.search",
+                json!({"projectId": "worked", "query": "retry"}),
+            )
+            .await;
+        if search["isError"] == false {
+            assert_eq!(
+                search["structuredContent"]["integrity"]["damageDetected"], true,
+                "{name}: search {search}"
+            );
+        }
+        daemon.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_pointer_to_another_items_revision_is_refused_not_served() {
+    let (repo, daemon) = serve("reference/worked-example", "worked").await;
+    let path = repo
+        .dir
+        .path()
+        .join(".theurian/state")
+        .join(repo.active()["databaseFilename"].as_str().expect("name"));
+    {
+        use sqlx::Connection;
+        let mut db = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("open");
+        sqlx::query("PRAGMA foreign_keys = OFF")
+            .execute(&mut db)
+            .await
+            .expect("pragma");
+        sqlx::query("UPDATE knowledge_items SET current_revision_id = '01K1AAAAAA0000000000000003', sensitivity = 'public' WHERE item_id = 'architecture.retry-policy'")
+            .execute(&mut db)
+            .await
+            .expect("mutate");
+    }
+    let mut c = daemon.client();
+    c.initialize().await;
+    let text = refused(
+        &c.call(
+            "knowledge.get",
+            json!({"projectId": "worked", "itemId": "architecture.retry-policy"}),
+        )
+        .await,
+        "STATE_UNAVAILABLE",
+    );
+    assert!(text.contains("contradicts itself"), "{text}");
+    refused(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "worked", "query": "retry"}),
+        )
+        .await,
+        "STATE_UNAVAILABLE",
+    );
+    daemon.shutdown().await;
+}

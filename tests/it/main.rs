@@ -15,6 +15,7 @@ mod key_sets;
 mod knowledge;
 mod migrate;
 mod migrate_apply;
+mod operations;
 mod schema_agreement;
 mod support;
 mod wire;

@@ -342,3 +342,110 @@ fn migrate_validate_reports_the_set() {
         assert_eq!(out.status.code(), Some(1));
     }
 }
+
+/// A small deterministic PRNG (xorshift), so the mutation test is repeatable.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn no_mutated_migration_makes_the_loader_panic() {
+    let s = Scratch::new();
+    let root = s.root();
+    let mut seeds: Vec<Vec<u8>> = Vec::new();
+    for corpus in [
+        "corpus/theurian-dogfood",
+        "corpus/sample-project",
+        "reference/worked-example",
+    ] {
+        let dir = shared().join(corpus).join(".theurian");
+        for entry in std::fs::read_dir(dir.join("migrations")).expect("migrations") {
+            seeds.push(std::fs::read(entry.expect("entry").path()).expect("read"));
+        }
+        // Bodies, so contentFile pins can resolve in some mutants.
+        let knowledge = dir.join("knowledge");
+        if let Ok(kinds) = std::fs::read_dir(&knowledge) {
+            for kind in kinds.flatten() {
+                let target = root.join(".theurian/knowledge").join(kind.file_name());
+                std::fs::create_dir_all(&target).expect("mkdir");
+                for file in std::fs::read_dir(kind.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                {
+                    std::fs::copy(file.path(), target.join(file.file_name())).expect("copy");
+                }
+            }
+        }
+    }
+    let tokens: &[&[u8]] = &[
+        b"{",
+        b"}",
+        b"[",
+        b"]",
+        b":",
+        b"- ",
+        b"&a ",
+        b"*a",
+        b"!!str ",
+        b"!!python/object ",
+        b"|",
+        b">",
+        b"'",
+        b"\"",
+        b"\n",
+        b"\t",
+        b"\xff",
+        b"\x00",
+        b"~",
+        b"yes",
+        b"0x",
+        b"<<: *a\n",
+        b"---\n",
+    ];
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let rel = ".theurian/migrations/mutant.yaml";
+    let mut loaded = 0;
+    for round in 0..3000 {
+        let mut bytes = seeds[rng.below(seeds.len())].clone();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(bytes.len() + 1);
+            match rng.below(5) {
+                0 if !bytes.is_empty() => {
+                    let i = at.min(bytes.len() - 1);
+                    bytes[i] ^= 1 << rng.below(8);
+                }
+                1 if at < bytes.len() => {
+                    bytes.remove(at);
+                }
+                2 => {
+                    let t = tokens[rng.below(tokens.len())];
+                    bytes.splice(at..at, t.iter().copied());
+                }
+                3 => bytes.truncate(at),
+                _ => {
+                    let from = rng.below(bytes.len());
+                    let len = rng.below(64).min(bytes.len() - from);
+                    let chunk: Vec<u8> = bytes[from..from + len].to_vec();
+                    bytes.splice(at..at, chunk);
+                }
+            }
+        }
+        std::fs::write(root.join(rel), &bytes).expect("write");
+        // The assertion is that this returns at all: Ok or a refusal, never a panic.
+        if theurian_core::migrate::load::load_file(&root, rel).is_ok() {
+            loaded += 1;
+        }
+        let _ = round;
+    }
+    assert!(loaded < 3000, "some mutants must be refused");
+}

@@ -364,3 +364,33 @@ async fn the_dogfood_corpus_applies_and_a_planted_database_is_rebuilt() {
     );
     assert_eq!(out["applied"].as_array().map(Vec::len), Some(26));
 }
+
+#[tokio::test]
+async fn a_deleted_applied_migration_is_refused_and_the_sample_corpus_applies() {
+    let repo = Repo::of(&shared().join("reference/worked-example"));
+    repo.ok(&["--json", "migrate", "apply"]);
+    std::fs::remove_file(
+        repo.dir
+            .path()
+            .join(".theurian/migrations/01K1AAAAAA0000000000000010-rework.yaml"),
+    )
+    .expect("rm");
+    let msg = repo.refused(&["--json", "migrate", "apply", "--allow-uncommitted"], 4);
+    assert!(
+        msg.contains("01K1AAAAAA0000000000000010") && msg.contains("must never be deleted"),
+        "{msg}"
+    );
+
+    let sample = Repo::of(&shared().join("corpus/sample-project"));
+    let out = sample.ok(&["--json", "migrate", "apply"]);
+    assert_eq!(
+        out["stateHash"],
+        "243ad54a4fb0297a977f20e5c34559ae8c7ecc6631010e2d5901a66561ed498a"
+    );
+    assert_eq!(out["applied"].as_array().map(Vec::len), Some(2));
+    let mut db = sample.db().await;
+    assert_eq!(
+        rows(&mut db, "SELECT COUNT(*) FROM knowledge_items").await,
+        [[s("2")]]
+    );
+}

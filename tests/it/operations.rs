@@ -1,0 +1,128 @@
+//! Every operation kind's refusals, each in a scratch project applied by the real binary; the
+//! happy paths of all 14 kinds run in `migrate_apply` over the worked example. A refused apply
+//! lands nothing and leaves no pointer.
+
+use crate::migrate::{sha256, Scratch};
+use std::process::Command;
+
+/// Writes one migration with `ops` (YAML list items, indented two spaces) after a seed migration
+/// that creates `arch.seed` with a revision, applies with --allow-uncommitted, returns the error.
+fn refusal_of(ops: &str) -> (i32, String) {
+    let s = Scratch::new();
+    s.item(
+        "01K1AAAAAA0000000000000001",
+        &[],
+        "arch.seed",
+        "01K1AAAAAA00000000000000R1",
+        "seed body",
+    );
+    let body_sha = s.body("other.md", "other body");
+    let ops = ops.replace("$OTHER_SHA", &body_sha);
+    s.raw(
+        "01K1AAAAAA0000000000000002-op.yaml",
+        &format!("apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000002\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\ndependsOn: [01K1AAAAAA0000000000000001]\noperations:\n{ops}"),
+    );
+    let data = tempfile::tempdir().expect("data");
+    let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .current_dir(s.dir.path())
+        .env("THEURIAN_DATA_DIR", data.path())
+        .args(["--json", "migrate", "apply", "--allow-uncommitted"])
+        .output()
+        .expect("run");
+    assert!(
+        !s.dir.path().join(".theurian/state/active.json").exists(),
+        "a refused apply must not publish a pointer"
+    );
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap_or_default();
+    (
+        out.status.code().unwrap_or(-1),
+        err["error"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+fn upsert(item: &str, rev: &str, extra_meta: &str, extra: &str) -> String {
+    format!(
+        "  - op: upsertRevision\n    itemId: {item}\n    revisionId: {rev}\n    contentFile: ../knowledge/other.md\n    contentSha256: $OTHER_SHA\n{extra}    metadata:\n      title: A title\n      contentType: text/markdown\n      kind: architecture\n      namespace: t\n      status: approved\n      owner: t\n{extra_meta}"
+    )
+}
+
+#[test]
+fn each_operation_refusal_names_its_cause_and_rolls_back_everything() {
+    let labels = "      labels: [authored-in-theurian]\n";
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("upsert: a first revision with expectedRevision", upsert("arch.new", "01K1AAAAAA00000000000000R2", labels, "    expectedRevision: 01K1AAAAAA00000000000000R1\n"), "Revision conflict on arch.new"),
+        ("upsert: a second revision without expectedRevision", upsert("arch.seed", "01K1AAAAAA00000000000000R2", labels, ""), "Revision conflict on arch.seed"),
+        ("upsert: no anchor and no authored-in-theurian label", upsert("arch.new", "01K1AAAAAA00000000000000R2", "", ""), "names no source anchor"),
+        ("upsert: a blank title", upsert("arch.new", "01K1AAAAAA00000000000000R2", labels, "").replace("title: A title", "title: '   '"), "blank title"),
+        (
+            "upsert: validTo before validFrom",
+            upsert("arch.new", "01K1AAAAAA00000000000000R2", &format!("{labels}      validFrom: 2026-07-16T00:00:00Z\n      validTo: 2026-07-15T00:00:00Z\n"), ""),
+            "must be after valid_from",
+        ),
+        ("upsert: a revision id reused for another item", upsert("arch.new", "01K1AAAAAA00000000000000R1", labels, ""), "already belongs to item arch.seed"),
+        ("deprecateItem: unknown item", "  - {op: deprecateItem, itemId: arch.ghost}\n".into(), "Cannot change the status of unknown item arch.ghost"),
+        ("restoreItem: unknown item", "  - {op: restoreItem, itemId: arch.ghost}\n".into(), "Cannot change the status of unknown item arch.ghost"),
+        ("addRelation: a self-edge", "  - {op: addRelation, sourceItemId: arch.seed, relationType: depends_on, targetItemId: arch.seed}\n".into(), "Self-relation on arch.seed via depends_on"),
+        ("addAlias: an alias of itself", "  - {op: addAlias, alias: arch.ghost, itemId: arch.ghost}\n".into(), "cannot point at itself"),
+        ("changeSensitivity: unknown item", "  - {op: changeSensitivity, itemId: arch.ghost, sensitivity: public, reason: r}\n".into(), "references unknown item arch.ghost"),
+        ("changeOwner: unknown item", "  - {op: changeOwner, itemId: arch.ghost, owner: o}\n".into(), "references unknown item arch.ghost"),
+        (
+            "registerSpecification: unknown item",
+            "  - {op: registerSpecification, specId: spec.x, itemId: arch.ghost, sourceUri: 'https://x/spec', format: application/yaml}\n".into(),
+            "references unknown item arch.ghost",
+        ),
+        (
+            "registerSpecification: an item with no revision",
+            "  - {op: createItem, itemId: arch.bare, kind: architecture, namespace: t, owner: o}\n  - {op: registerSpecification, specId: spec.x, itemId: arch.bare, sourceUri: 'https://x/spec', format: application/yaml}\n".into(),
+            "which has no revision yet",
+        ),
+        (
+            "addEvidence: a blank description",
+            "  - {op: addEvidence, itemId: arch.seed, anchor: {provider: github, sourceUri: 'https://x/1'}, description: '  '}\n".into(),
+            "description that is not blank",
+        ),
+    ];
+    for (name, ops, expected) in cases {
+        let (code, message) = refusal_of(&ops);
+        assert_eq!(code, 4, "{name}: {message}");
+        assert!(
+            message.contains(expected),
+            "{name}: expected {expected:?} in {message:?}"
+        );
+    }
+}
+
+#[test]
+fn no_op_operations_apply_quietly() {
+    // createItem on an existing item, removing what is not there, superseding a missing spec.
+    let s = Scratch::new();
+    s.item(
+        "01K1AAAAAA0000000000000001",
+        &[],
+        "arch.seed",
+        "01K1AAAAAA00000000000000R1",
+        "seed body",
+    );
+    s.raw(
+        "01K1AAAAAA0000000000000002-noop.yaml",
+        "apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000002\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\noperations:\n  - {op: createItem, itemId: arch.seed, kind: domain, namespace: other, owner: someone}\n  - {op: removeRelation, sourceItemId: arch.a, relationType: depends_on, targetItemId: arch.b}\n  - {op: removeAlias, alias: arch.none}\n  - {op: removeEvidence, itemId: arch.seed, sourceUri: 'https://x'}\n  - {op: supersedeSpecification, specId: spec.none, supersededBy: spec.other}\n",
+    );
+    let data = tempfile::tempdir().expect("data");
+    let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .current_dir(s.dir.path())
+        .env("THEURIAN_DATA_DIR", data.path())
+        .args(["--json", "migrate", "apply", "--allow-uncommitted"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        v["operationsApplied"], 6,
+        "the seed upsert and five no-ops all count"
+    );
+    let _ = sha256(b"");
+}
