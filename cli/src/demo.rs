@@ -5,7 +5,10 @@
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use theurian_core::datadir::DataDir;
+use theurian_core::migrate::MigrationSet;
 use theurian_core::registry::Registry;
+use theurian_core::store::pipeline::{self, Project};
+use theurian_core::store::ProjectRow;
 use theurian_core::{gitdir, layout, CoreError};
 use theurian_server::daemon::{self, Start};
 use theurian_server::ToolNames;
@@ -53,7 +56,31 @@ pub fn prepare(dir: &Path) -> Result<DataDir, CoreError> {
     }
     let data = DataDir::at(dir.join("data"));
     let mut registry = Registry::load(&data)?;
-    registry.register(&data, &gitdir::discover(&project)?, Some(PROJECT_ID))?;
+    let repo = gitdir::discover(&project)?;
+    registry.register(&data, &repo, Some(PROJECT_ID))?;
+    // Build the state, as `theurian migrate apply --allow-uncommitted` would: the demo project is
+    // a fresh repository with nothing committed.
+    let set = MigrationSet::load(&repo.root)?;
+    let project = Project {
+        row: ProjectRow {
+            project_id: PROJECT_ID.to_owned(),
+            root_path: repo.root.to_string_lossy().into_owned(),
+            repository_url: None,
+            default_branch: repo.branch.clone(),
+            registered_at: theurian_core::store::time::now_iso(),
+        },
+        root: repo.root.clone(),
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            CoreError::failure(
+                format!("Could not start the async runtime: {e}."),
+                "Check the system's thread limits.",
+            )
+        })?
+        .block_on(pipeline::apply(&data, &project, &set))?;
     Ok(data)
 }
 
@@ -93,7 +120,7 @@ pub fn run(port: u16, dir: Option<PathBuf>) -> Result<Value, CoreError> {
             println!();
             println!("Try a call (Ctrl-C stops the daemon):");
             println!(
-            "  curl -s {url} -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"project.list\",\"arguments\":{{}}}}}}'",
+            "  curl -s {url} -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"knowledge.search\",\"arguments\":{{\"projectId\":\"{PROJECT_ID}\",\"query\":\"proposal\"}}}}}}'",
             state.token
         );
             println!();

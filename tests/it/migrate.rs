@@ -268,6 +268,18 @@ fn the_demo_project_the_binary_carries_loads() {
     }
     let set = MigrationSet::load(&s.root()).unwrap_or_else(|e| panic!("{}", e.message));
     assert_eq!(set.ordered.len(), 2);
+    let data = tempfile::tempdir().expect("data");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .current_dir(s.dir.path())
+        .env("THEURIAN_DATA_DIR", data.path())
+        .args(["--json", "migrate", "apply", "--allow-uncommitted"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "the demo's migrations must apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -126,3 +126,42 @@ fn no_op_operations_apply_quietly() {
     );
     let _ = sha256(b"");
 }
+
+#[test]
+fn status_lists_what_the_static_guards_would_refuse_and_apply_refuses_it() {
+    let s = Scratch::new();
+    s.item(
+        "01K1AAAAAA0000000000000001",
+        &[],
+        "arch.seed",
+        "01K1AAAAAA00000000000000R1",
+        "seed body",
+    );
+    s.raw(
+        "01K1AAAAAA0000000000000002-alias.yaml",
+        "apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000002\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\noperations:\n  - {op: addAlias, alias: arch.seed, itemId: arch.other}\n",
+    );
+    let data = tempfile::tempdir().expect("data");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .current_dir(s.dir.path())
+            .env("THEURIAN_DATA_DIR", data.path())
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    let out = run(&["--json", "migrate", "status"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        v["refusedIds"],
+        serde_json::json!(["01K1AAAAAA0000000000000002"])
+    );
+    let out = run(&["--json", "migrate", "apply", "--allow-uncommitted"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("also an item that is not deprecated"));
+}

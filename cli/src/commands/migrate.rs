@@ -86,8 +86,14 @@ pub fn run(data: &DataDir, cmd: MigrateCommand) -> Result<Value, CoreError> {
         }
         MigrateCommand::Status => {
             let project = project(data)?;
-            let set = MigrationSet::load(&project.root)?;
-            runtime()?.block_on(pipeline::status(&project, &set))
+            let (set, violations) = MigrationSet::load_reporting(&project.root)?;
+            let mut refused: Vec<String> = Vec::new();
+            for (id, _) in violations {
+                if !refused.contains(&id) {
+                    refused.push(id);
+                }
+            }
+            runtime()?.block_on(pipeline::status(&project, &set, &refused))
         }
         MigrateCommand::Validate => {
             let project = project(data)?;

@@ -31,15 +31,28 @@ impl MigrationSet {
             .collect()
     }
 
-    /// Loads, orders and guards the set under `root` (canonical).
+    /// Loads, orders and guards the set under `root` (canonical); the first guard violation
+    /// refuses.
     pub fn load(root: &Path) -> Result<MigrationSet, MigrateError> {
+        let (set, violations) = MigrationSet::load_reporting(root)?;
+        match violations.into_iter().next() {
+            Some((_, e)) => Err(e),
+            None => Ok(set),
+        }
+    }
+
+    /// Loads and orders the set, returning the static-guard violations (migration id, fault)
+    /// instead of refusing, for `migrate status`.
+    pub fn load_reporting(
+        root: &Path,
+    ) -> Result<(MigrationSet, Vec<(String, MigrateError)>), MigrateError> {
         let files = discover(root)?;
         let mut loaded = Vec::with_capacity(files.len());
         for rel in &files {
             loaded.push(load_file(root, rel)?);
         }
         let ordered = order(loaded)?;
-        guards(&ordered)?;
+        let violations = guards(&ordered);
         let digests: BTreeSet<&str> = ordered
             .iter()
             .flat_map(|m| m.bodies.iter().map(|b| b.sha256.as_str()))
@@ -50,10 +63,13 @@ impl MigrationSet {
             crate::CANONICAL_SCHEMA_VERSION,
             ENGINE_VERSION,
         );
-        Ok(MigrationSet {
-            ordered,
-            state_hash,
-        })
+        Ok((
+            MigrationSet {
+                ordered,
+                state_hash,
+            },
+            violations,
+        ))
     }
 }
 
@@ -194,8 +210,9 @@ fn cycle(pending: &BTreeMap<String, BTreeSet<String>>) -> String {
     path.join(" -> ")
 }
 
-/// The set-level guards, in the reference's order.
-fn guards(ordered: &[LoadedMigration]) -> Result<(), MigrateError> {
+/// The set-level guards, in the reference's order: every violation, with its migration.
+fn guards(ordered: &[LoadedMigration]) -> Vec<(String, MigrateError)> {
+    let mut found = Vec::new();
     // 1. Scopes this build cannot enforce.
     for m in ordered {
         for op in &m.doc.operations {
@@ -205,10 +222,10 @@ fn guards(ordered: &[LoadedMigration]) -> Result<(), MigrateError> {
                     u.metadata.acl_group.to_string(),
                 );
                 if tenant != "local" || acl != "default" {
-                    return Err(MigrateError::set(
+                    found.push((m.id.clone(), MigrateError::set(
                         format!("Migration {} sets tenantId {tenant:?} / aclGroup {acl:?} on {}; this build enforces only tenant \"local\" and ACL group \"default\".", m.id, u.item_id.as_str()),
                         "Remove tenantId and aclGroup (or set them to local and default) in a new migration; access scopes beyond those are not enforced, so they are refused rather than ignored.",
-                    ));
+                    )));
                 }
             }
         }
@@ -219,10 +236,10 @@ fn guards(ordered: &[LoadedMigration]) -> Result<(), MigrateError> {
         for b in &m.bodies {
             match seen.get(&b.identity) {
                 Some((rev, other)) if *rev != b.revision_id => {
-                    return Err(MigrateError::set(
+                    found.push((m.id.clone(), MigrateError::set(
                         format!("Migration {} pins the same body file as migration {other} but under revision {} instead of {rev}.", m.id, b.revision_id),
                         "Each revision needs its own body file: copy the body to a new file for the new revision.",
-                    ))
+                    )))
                 }
                 Some(_) => {}
                 None => {
@@ -263,11 +280,11 @@ fn guards(ordered: &[LoadedMigration]) -> Result<(), MigrateError> {
     }
     for (alias, migration) in aliases {
         if status.get(&alias).is_some_and(|s| s != "deprecated") {
-            return Err(MigrateError::set(
+            found.push((migration.to_owned(), MigrateError::set(
                 format!("Migration {migration} makes {alias} an alias, but {alias} is also an item that is not deprecated."),
                 "Deprecate the item first, or choose another alias.",
-            ));
+            )));
         }
     }
-    Ok(())
+    found
 }

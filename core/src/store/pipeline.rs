@@ -157,14 +157,19 @@ pub async fn apply(
     }))
 }
 
-/// `migrate status`.
-pub async fn status(project: &Project, set: &MigrationSet) -> Result<Value, CoreError> {
+/// `migrate status`. `refused` lists migrations a static guard would refuse (reported, not
+/// refused, here).
+pub async fn status(
+    project: &Project,
+    set: &MigrationSet,
+    refused: &[String],
+) -> Result<Value, CoreError> {
     history_check(project, set).await?;
     let order: Vec<&str> = set.ordered.iter().map(|m| m.id.as_str()).collect();
     let path = project.state_dir().join(database_filename(&set.state_hash));
     if !path.is_file() {
         return Ok(
-            json!({"stateHash": set.state_hash, "stateBuilt": false, "total": order.len(), "applied": 0, "pending": order.len(), "pendingIds": order, "refusedIds": []}),
+            json!({"stateHash": set.state_hash, "stateBuilt": false, "total": order.len(), "applied": 0, "pending": order.len(), "pendingIds": order, "refusedIds": refused}),
         );
     }
     let _lock = acquire(&project.runtime_dir(), WRITE_LOCK_WAIT)?;
@@ -187,6 +192,6 @@ pub async fn status(project: &Project, set: &MigrationSet) -> Result<Value, Core
         "applied": order.len() - pending.len(),
         "pending": pending.len(),
         "pendingIds": pending,
-        "refusedIds": [],
+        "refusedIds": refused,
     }))
 }
