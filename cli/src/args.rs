@@ -36,6 +36,9 @@ pub enum Command {
     Auth(AuthCommand),
     /// Print this build's version and protocol version.
     Version,
+    /// Measure this build: generate a corpus and time the pipeline over it.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Serve a small built-in demo project from a scratch data directory, leaving your registry
     /// alone. Prints the URL, the token and an example call, then serves until Ctrl-C.
     Demo {
@@ -112,6 +115,31 @@ pub enum MigrateCommand {
     },
     /// Show how many migrations the current state has applied and which are pending.
     Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Write a synthetic corpus (one migration and one markdown body per item) into DIR.
+    Generate {
+        /// Where to write it (a directory that becomes a project root).
+        dir: PathBuf,
+        /// How many items.
+        #[arg(long, default_value_t = 648)]
+        items: usize,
+        /// Seed for the deterministic generator.
+        #[arg(long, default_value_t = 7419)]
+        seed: u64,
+    },
+    /// Time `migrate apply` from cold (load, hash, build the database from empty) over a
+    /// generated corpus, best of `--runs`.
+    Apply {
+        /// Items (= migrations) in the generated corpus.
+        #[arg(long, default_value_t = 648)]
+        items: usize,
+        /// Repetitions; each starts from an empty state directory.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
 }
 
 #[derive(Debug, Subcommand)]

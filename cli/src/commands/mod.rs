@@ -1,6 +1,7 @@
 //! One file per command, and the table that dispatches to them.
 
 mod auth;
+mod bench;
 mod daemon;
 mod init;
 mod migrate;
@@ -21,6 +22,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),
+        Command::Bench(cmd) => bench::run(cmd),
         Command::Demo { port, dir } => crate::demo::run(port, dir),
     }
 }

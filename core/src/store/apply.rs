@@ -6,7 +6,9 @@ use super::time::{isoformat, now_iso, parse};
 use crate::migrate::load::sha256_hex;
 use crate::migrate::{LoadedMigration, MigrationSet};
 
-use sqlx::{Connection, SqliteConnection};
+use super::bulk::{insert, Val};
+use sqlx::{Connection, Row, SqliteConnection};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use theurian_protocol::migration::{OpUpsertRevision, Operation, SourceAnchor};
 
 /// The project row every table hangs off.
@@ -105,7 +107,451 @@ pub fn check_checksums(
     Ok(())
 }
 
-/// Applies every pending migration of `set`.
+#[derive(Debug, Clone)]
+struct Item {
+    namespace: String,
+    kind: String,
+    status: String,
+    current: Option<String>,
+    owner: String,
+    trust: String,
+    sensitivity: String,
+    tenant: String,
+    acl: String,
+    valid_from: String,
+    valid_to: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Revision {
+    values: Vec<Val>,
+    item_id: String,
+    sha: String,
+}
+
+#[derive(Debug, Clone)]
+struct Spec {
+    revision_id: String,
+    title: String,
+    status: String,
+    format: String,
+    source_uri: String,
+    structured: String,
+    valid_from: String,
+    valid_to: Option<String>,
+    superseded_by: Option<String>,
+}
+
+/// The project's rows, held in memory while migrations apply, then written back as tables.
+#[derive(Debug, Default)]
+struct Mirror {
+    items: BTreeMap<String, Item>,
+    revisions: Vec<Revision>,
+    revision_index: HashMap<String, usize>,
+    anchors: Vec<Vec<Val>>,
+    aliases: BTreeMap<String, (String, String)>,
+    relations: Vec<(String, String, String, Option<String>, String)>,
+    relation_keys: HashSet<(String, String, String)>,
+    evidence: Vec<(String, String, Vec<Val>)>,
+    specs: BTreeMap<String, Spec>,
+    history: Vec<(String, String, String, i64)>,
+}
+
+const REVISION_COLUMNS: &[&str] = &[
+    "revision_id",
+    "item_id",
+    "project_id",
+    "migration_id",
+    "title",
+    "body",
+    "content_type",
+    "content_sha256",
+    "kind",
+    "namespace",
+    "status",
+    "trust_level",
+    "sensitivity",
+    "owner",
+    "tenant_id",
+    "acl_group",
+    "labels",
+    "scope_paths",
+    "structured",
+    "valid_from",
+    "valid_to",
+    "author",
+    "created_at",
+    "source_commit",
+];
+const ANCHOR_COLUMNS: &[&str] = &[
+    "revision_id",
+    "project_id",
+    "provider",
+    "source_uri",
+    "repository",
+    "commit_sha",
+    "blob_sha",
+    "file_path",
+    "line_start",
+    "line_end",
+    "external_id",
+];
+const EVIDENCE_COLUMNS: &[&str] = &[
+    "project_id",
+    "item_id",
+    "provider",
+    "source_uri",
+    "repository",
+    "commit_sha",
+    "file_path",
+    "line_start",
+    "line_end",
+    "external_id",
+    "description",
+    "confidence",
+    "created_at",
+];
+
+fn text(row: &sqlx::sqlite::SqliteRow, i: usize) -> Result<Val, sqlx::Error> {
+    Ok(Val::Text(row.try_get::<Option<String>, _>(i)?))
+}
+fn int(row: &sqlx::sqlite::SqliteRow, i: usize) -> Result<Val, sqlx::Error> {
+    Ok(Val::Int(row.try_get::<Option<i64>, _>(i)?))
+}
+
+impl Mirror {
+    /// Reads the project's current rows (empty for a database built from empty).
+    async fn load(conn: &mut SqliteConnection, project: &str) -> Result<Mirror, sqlx::Error> {
+        let mut m = Mirror::default();
+        for r in sqlx::query(
+            "SELECT item_id, namespace, kind, status, current_revision_id, owner, trust_level, sensitivity, tenant_id, acl_group, valid_from, valid_to
+             FROM knowledge_items WHERE project_id = ? ORDER BY rowid",
+        )
+        .bind(project)
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            m.items.insert(
+                r.try_get(0)?,
+                Item {
+                    namespace: r.try_get(1)?,
+                    kind: r.try_get(2)?,
+                    status: r.try_get(3)?,
+                    current: r.try_get(4)?,
+                    owner: r.try_get(5)?,
+                    trust: r.try_get(6)?,
+                    sensitivity: r.try_get(7)?,
+                    tenant: r.try_get(8)?,
+                    acl: r.try_get(9)?,
+                    valid_from: r.try_get(10)?,
+                    valid_to: r.try_get(11)?,
+                },
+            );
+        }
+        for r in sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {} FROM knowledge_revisions WHERE project_id = ? ORDER BY rowid",
+            REVISION_COLUMNS.join(", ")
+        )))
+        .bind(project)
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            let values = (0..REVISION_COLUMNS.len())
+                .map(|i| text(&r, i))
+                .collect::<Result<Vec<_>, _>>()?;
+            let (id, item, sha): (String, String, String) =
+                (r.try_get(0)?, r.try_get(1)?, r.try_get(7)?);
+            m.revision_index.insert(id, m.revisions.len());
+            m.revisions.push(Revision {
+                values,
+                item_id: item,
+                sha,
+            });
+        }
+        for r in sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {} FROM source_anchors WHERE project_id = ? ORDER BY anchor_id",
+            ANCHOR_COLUMNS.join(", ")
+        )))
+        .bind(project)
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            m.anchors.push(vec![
+                text(&r, 0)?,
+                text(&r, 1)?,
+                text(&r, 2)?,
+                text(&r, 3)?,
+                text(&r, 4)?,
+                text(&r, 5)?,
+                text(&r, 6)?,
+                text(&r, 7)?,
+                int(&r, 8)?,
+                int(&r, 9)?,
+                text(&r, 10)?,
+            ]);
+        }
+        for r in sqlx::query("SELECT alias, item_id, created_at FROM knowledge_aliases WHERE project_id = ? ORDER BY rowid").bind(project).fetch_all(&mut *conn).await? {
+            m.aliases.insert(r.try_get(0)?, (r.try_get(1)?, r.try_get(2)?));
+        }
+        for r in sqlx::query("SELECT source_item_id, relation_type, target_item_id, note, created_at FROM knowledge_relations WHERE project_id = ? ORDER BY rowid")
+            .bind(project)
+            .fetch_all(&mut *conn)
+            .await?
+        {
+            let key: (String, String, String) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
+            m.relation_keys.insert(key.clone());
+            m.relations.push((key.0, key.1, key.2, r.try_get(3)?, r.try_get(4)?));
+        }
+        for r in sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {} FROM knowledge_evidence WHERE project_id = ? ORDER BY evidence_id",
+            EVIDENCE_COLUMNS.join(", ")
+        )))
+        .bind(project)
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            let values = vec![
+                text(&r, 0)?,
+                text(&r, 1)?,
+                text(&r, 2)?,
+                text(&r, 3)?,
+                text(&r, 4)?,
+                text(&r, 5)?,
+                text(&r, 6)?,
+                int(&r, 7)?,
+                int(&r, 8)?,
+                text(&r, 9)?,
+                text(&r, 10)?,
+                Val::Real(r.try_get(11)?),
+                text(&r, 12)?,
+            ];
+            m.evidence.push((r.try_get(1)?, r.try_get(3)?, values));
+        }
+        for r in sqlx::query(
+            "SELECT spec_id, revision_id, title, status, content_format, source_uri, structured, valid_from, valid_to, superseded_by FROM specifications WHERE project_id = ?",
+        )
+        .bind(project)
+        .fetch_all(&mut *conn)
+        .await?
+        {
+            m.specs.insert(
+                r.try_get(0)?,
+                Spec {
+                    revision_id: r.try_get(1)?,
+                    title: r.try_get(2)?,
+                    status: r.try_get(3)?,
+                    format: r.try_get(4)?,
+                    source_uri: r.try_get(5)?,
+                    structured: r.try_get(6)?,
+                    valid_from: r.try_get(7)?,
+                    valid_to: r.try_get(8)?,
+                    superseded_by: r.try_get(9)?,
+                },
+            );
+        }
+        for r in sqlx::query("SELECT migration_id, checksum, applied_at, sequence FROM migration_history WHERE project_id = ? ORDER BY sequence").bind(project).fetch_all(&mut *conn).await? {
+            m.history.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?));
+        }
+        Ok(m)
+    }
+
+    /// Replaces the project's rows with the mirror, table by table, children after parents.
+    async fn write(&self, conn: &mut SqliteConnection, project: &str) -> Result<(), sqlx::Error> {
+        for table in [
+            "source_anchors",
+            "knowledge_evidence",
+            "knowledge_relations",
+            "knowledge_aliases",
+            "specifications",
+            "knowledge_items",
+            "knowledge_revisions",
+            "migration_history",
+            "project_integrity",
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DELETE FROM {table} WHERE project_id = ?"
+            )))
+            .bind(project)
+            .execute(&mut *conn)
+            .await?;
+        }
+        let p = || Val::from(project);
+        let revisions: Vec<Vec<Val>> = self.revisions.iter().map(|r| r.values.clone()).collect();
+        insert(conn, "knowledge_revisions", REVISION_COLUMNS, &revisions).await?;
+        insert(conn, "source_anchors", ANCHOR_COLUMNS, &self.anchors).await?;
+        let items: Vec<Vec<Val>> = self
+            .items
+            .iter()
+            .map(|(id, i)| {
+                vec![
+                    id.as_str().into(),
+                    p(),
+                    i.namespace.as_str().into(),
+                    i.kind.as_str().into(),
+                    i.status.as_str().into(),
+                    i.current.clone().into(),
+                    i.owner.as_str().into(),
+                    i.trust.as_str().into(),
+                    i.sensitivity.as_str().into(),
+                    i.tenant.as_str().into(),
+                    i.acl.as_str().into(),
+                    i.valid_from.as_str().into(),
+                    i.valid_to.clone().into(),
+                ]
+            })
+            .collect();
+        insert(
+            conn,
+            "knowledge_items",
+            &[
+                "item_id",
+                "project_id",
+                "namespace",
+                "kind",
+                "status",
+                "current_revision_id",
+                "owner",
+                "trust_level",
+                "sensitivity",
+                "tenant_id",
+                "acl_group",
+                "valid_from",
+                "valid_to",
+            ],
+            &items,
+        )
+        .await?;
+        let aliases: Vec<Vec<Val>> = self
+            .aliases
+            .iter()
+            .map(|(a, (item, at))| {
+                vec![
+                    a.as_str().into(),
+                    item.as_str().into(),
+                    p(),
+                    at.as_str().into(),
+                ]
+            })
+            .collect();
+        insert(
+            conn,
+            "knowledge_aliases",
+            &["alias", "item_id", "project_id", "created_at"],
+            &aliases,
+        )
+        .await?;
+        let relations: Vec<Vec<Val>> = self
+            .relations
+            .iter()
+            .map(|(s, k, t, n, at)| {
+                vec![
+                    p(),
+                    s.as_str().into(),
+                    k.as_str().into(),
+                    t.as_str().into(),
+                    n.clone().into(),
+                    at.as_str().into(),
+                ]
+            })
+            .collect();
+        insert(
+            conn,
+            "knowledge_relations",
+            &[
+                "project_id",
+                "source_item_id",
+                "relation_type",
+                "target_item_id",
+                "note",
+                "created_at",
+            ],
+            &relations,
+        )
+        .await?;
+        let evidence: Vec<Vec<Val>> = self.evidence.iter().map(|(_, _, v)| v.clone()).collect();
+        insert(conn, "knowledge_evidence", EVIDENCE_COLUMNS, &evidence).await?;
+        let specs: Vec<Vec<Val>> = self
+            .specs
+            .iter()
+            .map(|(id, s)| {
+                vec![
+                    id.as_str().into(),
+                    p(),
+                    s.revision_id.as_str().into(),
+                    s.title.as_str().into(),
+                    s.status.as_str().into(),
+                    s.format.as_str().into(),
+                    s.source_uri.as_str().into(),
+                    s.structured.as_str().into(),
+                    s.valid_from.as_str().into(),
+                    s.valid_to.clone().into(),
+                    s.superseded_by.clone().into(),
+                ]
+            })
+            .collect();
+        insert(
+            conn,
+            "specifications",
+            &[
+                "spec_id",
+                "project_id",
+                "revision_id",
+                "title",
+                "status",
+                "content_format",
+                "source_uri",
+                "structured",
+                "valid_from",
+                "valid_to",
+                "superseded_by",
+            ],
+            &specs,
+        )
+        .await?;
+        let history: Vec<Vec<Val>> = self
+            .history
+            .iter()
+            .map(|(id, ck, at, seq)| {
+                vec![
+                    id.as_str().into(),
+                    p(),
+                    ck.as_str().into(),
+                    at.as_str().into(),
+                    (*seq).into(),
+                ]
+            })
+            .collect();
+        insert(
+            conn,
+            "migration_history",
+            &[
+                "migration_id",
+                "project_id",
+                "checksum",
+                "applied_at",
+                "sequence",
+            ],
+            &history,
+        )
+        .await?;
+        let surfaceable = self
+            .items
+            .values()
+            .filter(|i| matches!(i.status.as_str(), "approved" | "draft" | "proposed"))
+            .count() as i64;
+        insert(
+            conn,
+            "project_integrity",
+            &["project_id", "expected_surfaceable_count"],
+            &[vec![p(), surfaceable.into()]],
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+/// Applies every pending migration of `set`: the rows are read once, the operations run in
+/// memory in application order, and the tables are written back in the same transaction.
 pub async fn apply(
     conn: &mut SqliteConnection,
     project: &ProjectRow,
@@ -125,50 +571,43 @@ pub async fn apply(
     .bind(&project.registered_at)
     .execute(&mut *tx)
     .await?;
-    let recorded = recorded(&mut tx, &project.project_id).await?;
+    let mut mirror = Mirror::load(&mut tx, &project.project_id).await?;
+    let recorded: Vec<(String, String)> = mirror
+        .history
+        .iter()
+        .map(|(id, ck, _, _)| (id.clone(), ck.clone()))
+        .collect();
     check_checksums(&recorded, set)?;
+    let done: HashSet<&str> = recorded.iter().map(|(id, _)| id.as_str()).collect();
     let mut report = ApplyReport::default();
+    let mut sequence = mirror.history.iter().map(|h| h.3).max().unwrap_or(0);
     for m in &set.ordered {
-        if recorded.iter().any(|(id, _)| *id == m.id) {
+        if done.contains(m.id.as_str()) {
             report.skipped.push(m.id.clone());
             continue;
         }
-        let mut engine = Engine {
-            tx: &mut tx,
+        Engine {
+            mirror: &mut mirror,
             project: &project.project_id,
             migration: m,
             report: &mut report,
-        };
-        engine.run().await?;
-        sqlx::query(
-            "INSERT OR REPLACE INTO migration_history (migration_id, project_id, checksum, applied_at, sequence)
-             VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM migration_history WHERE project_id = ?))",
-        )
-        .bind(&m.id)
-        .bind(&project.project_id)
-        .bind(&m.checksum)
-        .bind(now_iso())
-        .bind(&project.project_id)
-        .execute(&mut *tx)
-        .await?;
+        }
+        .run()?;
+        sequence += 1;
+        mirror
+            .history
+            .push((m.id.clone(), m.checksum.clone(), now_iso(), sequence));
         report.applied.push(m.id.clone());
     }
     if created || !report.applied.is_empty() {
-        sqlx::query(
-            "INSERT INTO project_integrity (project_id, expected_surfaceable_count)
-             VALUES (?1, (SELECT COUNT(*) FROM knowledge_items WHERE project_id = ?1 AND status IN ('approved', 'draft', 'proposed')))
-             ON CONFLICT(project_id) DO UPDATE SET expected_surfaceable_count = excluded.expected_surfaceable_count",
-        )
-        .bind(&project.project_id)
-        .execute(&mut *tx)
-        .await?;
+        mirror.write(&mut tx, &project.project_id).await?;
     }
     tx.commit().await?;
     Ok(report)
 }
 
-struct Engine<'a, 'c> {
-    tx: &'a mut sqlx::Transaction<'c, sqlx::Sqlite>,
+struct Engine<'a> {
+    mirror: &'a mut Mirror,
     project: &'a str,
     migration: &'a LoadedMigration,
     report: &'a mut ApplyReport,
@@ -181,57 +620,71 @@ fn json_list(items: &[String]) -> String {
         .replace("\",\"", "\", \"")
 }
 
-impl Engine<'_, '_> {
-    async fn item_exists(&mut self, item: &str) -> Result<bool, ApplyError> {
-        Ok(sqlx::query_scalar::<_, i64>(
-            "SELECT COUNT(*) FROM knowledge_items WHERE project_id = ? AND item_id = ?",
-        )
-        .bind(self.project)
-        .bind(item)
-        .fetch_one(&mut **self.tx)
-        .await?
-            > 0)
-    }
+fn opt(s: Option<impl ToString>) -> Val {
+    Val::Text(s.map(|v| v.to_string()))
+}
 
-    async fn current_revision(&mut self, item: &str) -> Result<Option<String>, ApplyError> {
-        Ok(sqlx::query_scalar::<_, Option<String>>(
-            "SELECT current_revision_id FROM knowledge_items WHERE project_id = ? AND item_id = ?",
-        )
-        .bind(self.project)
-        .bind(item)
-        .fetch_optional(&mut **self.tx)
-        .await?
-        .flatten())
-    }
-
+impl Engine<'_> {
     fn touch(&mut self, item: &str) {
         if !self.report.affected_items.iter().any(|i| i == item) {
             self.report.affected_items.push(item.to_owned());
         }
     }
 
-    async fn run(&mut self) -> Result<(), ApplyError> {
+    fn unknown_item(&self, item: &str) -> ApplyError {
+        ApplyError::Refused(format!(
+            "{} references unknown item {item}",
+            self.migration.id
+        ))
+    }
+
+    fn set_status(&mut self, item: &str, status: &str) -> Result<(), ApplyError> {
+        let Some(i) = self.mirror.items.get_mut(item) else {
+            return Err(ApplyError::Refused(format!(
+                "Cannot change the status of unknown item {item}"
+            )));
+        };
+        i.status = status.to_owned();
+        Ok(())
+    }
+
+    fn relation(&mut self, source: &str, kind: &str, target: &str, note: Option<&str>) {
+        let key = (source.to_owned(), kind.to_owned(), target.to_owned());
+        if self.mirror.relation_keys.insert(key) {
+            self.mirror.relations.push((
+                source.to_owned(),
+                kind.to_owned(),
+                target.to_owned(),
+                note.map(str::to_owned),
+                now_iso(),
+            ));
+        }
+    }
+
+    fn run(&mut self) -> Result<(), ApplyError> {
         let mut bodies = self.migration.bodies.iter();
         let mid = self.migration.id.clone();
         for op in &self.migration.doc.operations {
             self.report.operations_applied += 1;
             match op {
                 Operation::CreateItem(c) => {
-                    if !self.item_exists(&c.item_id).await? {
-                        sqlx::query(
-                            "INSERT INTO knowledge_items (item_id, project_id, namespace, kind, status, current_revision_id, owner, trust_level, sensitivity, tenant_id, acl_group, valid_from, valid_to)
-                             VALUES (?, ?, ?, ?, 'draft', NULL, ?, ?, ?, 'local', 'default', ?, NULL)",
-                        )
-                        .bind(c.item_id.as_str())
-                        .bind(self.project)
-                        .bind(c.namespace.as_str())
-                        .bind(c.kind.to_string())
-                        .bind(c.owner.as_str())
-                        .bind(c.trust_level.to_string())
-                        .bind(c.sensitivity.to_string())
-                        .bind(now_iso())
-                        .execute(&mut **self.tx)
-                        .await?;
+                    if !self.mirror.items.contains_key(c.item_id.as_str()) {
+                        self.mirror.items.insert(
+                            c.item_id.to_string(),
+                            Item {
+                                namespace: c.namespace.to_string(),
+                                kind: c.kind.to_string(),
+                                status: "draft".into(),
+                                current: None,
+                                owner: c.owner.to_string(),
+                                trust: c.trust_level.to_string(),
+                                sensitivity: c.sensitivity.to_string(),
+                                tenant: "local".into(),
+                                acl: "default".into(),
+                                valid_from: now_iso(),
+                                valid_to: None,
+                            },
+                        );
                     }
                 }
                 Operation::UpsertRevision(u) => {
@@ -240,24 +693,23 @@ impl Engine<'_, '_> {
                             "{mid}: a revision body went missing between load and apply"
                         ))
                     })?;
-                    self.upsert(u, &body.text).await?;
+                    self.upsert(u, &body.text)?;
                     self.touch(&u.item_id);
                 }
                 Operation::DeprecateItem(d) => {
-                    self.set_status(&d.item_id, "deprecated").await?;
+                    self.set_status(&d.item_id, "deprecated")?;
                     if let Some(by) = &d.superseded_by {
                         self.relation(
                             by,
                             "supersedes",
                             &d.item_id,
                             d.reason.as_ref().map(|r| r.as_str()),
-                        )
-                        .await?;
+                        );
                     }
                     self.touch(&d.item_id);
                 }
                 Operation::RestoreItem(r) => {
-                    self.set_status(&r.item_id, "approved").await?;
+                    self.set_status(&r.item_id, "approved")?;
                     self.touch(&r.item_id);
                 }
                 Operation::AddRelation(r) => {
@@ -273,17 +725,19 @@ impl Engine<'_, '_> {
                         &r.relation_type.to_string(),
                         &r.target_item_id,
                         r.note.as_ref().map(|n| n.as_str()),
-                    )
-                    .await?;
+                    );
                 }
                 Operation::RemoveRelation(r) => {
-                    sqlx::query("DELETE FROM knowledge_relations WHERE project_id = ? AND source_item_id = ? AND relation_type = ? AND target_item_id = ?")
-                        .bind(self.project)
-                        .bind(r.source_item_id.as_str())
-                        .bind(r.relation_type.to_string())
-                        .bind(r.target_item_id.as_str())
-                        .execute(&mut **self.tx)
-                        .await?;
+                    let key = (
+                        r.source_item_id.to_string(),
+                        r.relation_type.to_string(),
+                        r.target_item_id.to_string(),
+                    );
+                    if self.mirror.relation_keys.remove(&key) {
+                        self.mirror
+                            .relations
+                            .retain(|(s, k, t, _, _)| !(s == &key.0 && k == &key.1 && t == &key.2));
+                    }
                 }
                 Operation::AddAlias(a) => {
                     if a.alias.as_str() == a.item_id.as_str() {
@@ -292,75 +746,68 @@ impl Engine<'_, '_> {
                             a.alias.as_str()
                         )));
                     }
-                    sqlx::query("INSERT OR REPLACE INTO knowledge_aliases (alias, item_id, project_id, created_at) VALUES (?, ?, ?, ?)")
-                        .bind(a.alias.as_str())
-                        .bind(a.item_id.as_str())
-                        .bind(self.project)
-                        .bind(now_iso())
-                        .execute(&mut **self.tx)
-                        .await?;
+                    self.mirror
+                        .aliases
+                        .insert(a.alias.to_string(), (a.item_id.to_string(), now_iso()));
                 }
                 Operation::RemoveAlias(a) => {
-                    sqlx::query("DELETE FROM knowledge_aliases WHERE project_id = ? AND alias = ?")
-                        .bind(self.project)
-                        .bind(a.alias.as_str())
-                        .execute(&mut **self.tx)
-                        .await?;
+                    self.mirror.aliases.remove(a.alias.as_str());
                 }
                 Operation::ChangeSensitivity(c) => {
-                    self.require_item(&c.item_id).await?;
-                    sqlx::query("UPDATE knowledge_items SET sensitivity = ? WHERE project_id = ? AND item_id = ?")
-                        .bind(c.sensitivity.to_string())
-                        .bind(self.project)
-                        .bind(c.item_id.as_str())
-                        .execute(&mut **self.tx)
-                        .await?;
+                    let err = self.unknown_item(&c.item_id);
+                    self.mirror
+                        .items
+                        .get_mut(c.item_id.as_str())
+                        .ok_or(err)?
+                        .sensitivity = c.sensitivity.to_string();
                     self.touch(&c.item_id);
                 }
                 Operation::ChangeOwner(c) => {
-                    self.require_item(&c.item_id).await?;
-                    sqlx::query(
-                        "UPDATE knowledge_items SET owner = ? WHERE project_id = ? AND item_id = ?",
-                    )
-                    .bind(c.owner.as_str())
-                    .bind(self.project)
-                    .bind(c.item_id.as_str())
-                    .execute(&mut **self.tx)
-                    .await?;
+                    let err = self.unknown_item(&c.item_id);
+                    self.mirror
+                        .items
+                        .get_mut(c.item_id.as_str())
+                        .ok_or(err)?
+                        .owner = c.owner.to_string();
                 }
                 Operation::RegisterSpecification(s) => {
-                    self.require_item(&s.item_id).await?;
-                    let Some(revision) = self.current_revision(&s.item_id).await? else {
+                    let item = self
+                        .mirror
+                        .items
+                        .get(s.item_id.as_str())
+                        .ok_or_else(|| self.unknown_item(&s.item_id))?;
+                    let Some(revision) = item.current.clone() else {
                         return Err(ApplyError::Refused(format!(
                             "{mid}: cannot register {} against {}, which has no revision yet",
                             s.spec_id.as_str(),
                             s.item_id.as_str()
                         )));
                     };
-                    sqlx::query(
-                        "INSERT INTO specifications (spec_id, project_id, revision_id, title, status, content_format, source_uri, structured, valid_from, valid_to, superseded_by)
-                         VALUES (?1, ?2, ?3, ?1, ?4, ?5, ?6, '{}', ?7, NULL, NULL)
-                         ON CONFLICT(project_id, spec_id) DO UPDATE SET revision_id = excluded.revision_id, title = excluded.title, status = excluded.status,
-                         content_format = excluded.content_format, source_uri = excluded.source_uri, structured = excluded.structured,
-                         valid_from = excluded.valid_from, valid_to = excluded.valid_to",
-                    )
-                    .bind(s.spec_id.as_str())
-                    .bind(self.project)
-                    .bind(revision)
-                    .bind(s.status.to_string())
-                    .bind(s.format.as_str().unwrap_or_default())
-                    .bind(s.source_uri.as_str())
-                    .bind(now_iso())
-                    .execute(&mut **self.tx)
-                    .await?;
+                    let superseded_by = self
+                        .mirror
+                        .specs
+                        .get(s.spec_id.as_str())
+                        .and_then(|old| old.superseded_by.clone());
+                    self.mirror.specs.insert(
+                        s.spec_id.to_string(),
+                        Spec {
+                            revision_id: revision,
+                            title: s.spec_id.to_string(),
+                            status: s.status.to_string(),
+                            format: s.format.as_str().unwrap_or_default().to_owned(),
+                            source_uri: s.source_uri.to_string(),
+                            structured: "{}".into(),
+                            valid_from: now_iso(),
+                            valid_to: None,
+                            superseded_by,
+                        },
+                    );
                 }
                 Operation::SupersedeSpecification(s) => {
-                    sqlx::query("UPDATE specifications SET status = 'superseded', superseded_by = ? WHERE project_id = ? AND spec_id = ?")
-                        .bind(s.superseded_by.as_str())
-                        .bind(self.project)
-                        .bind(s.spec_id.as_str())
-                        .execute(&mut **self.tx)
-                        .await?;
+                    if let Some(spec) = self.mirror.specs.get_mut(s.spec_id.as_str()) {
+                        spec.status = "superseded".into();
+                        spec.superseded_by = Some(s.superseded_by.to_string());
+                    }
                 }
                 Operation::AddEvidence(e) => {
                     if e.description.trim().is_empty() {
@@ -370,89 +817,44 @@ impl Engine<'_, '_> {
                         )));
                     }
                     let a = &e.anchor;
-                    sqlx::query(
-                        "INSERT OR REPLACE INTO knowledge_evidence (project_id, item_id, provider, source_uri, repository, commit_sha, file_path, line_start, line_end, external_id, description, confidence, created_at)
-                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    )
-                    .bind(self.project)
-                    .bind(e.item_id.as_str())
-                    .bind(a.provider.as_str())
-                    .bind(a.source_uri.as_str())
-                    .bind(a.repository.as_ref().map(|r| r.to_string()))
-                    .bind(a.commit_sha.as_ref().map(|r| r.to_string()))
-                    .bind(a.file_path.as_ref().map(|r| r.to_string()))
-                    .bind(a.line_start.map(|n| n.get() as i64))
-                    .bind(a.line_end.map(|n| n.get() as i64))
-                    .bind(a.external_id.as_ref().map(|r| r.to_string()))
-                    .bind(e.description.as_str())
-                    .bind(e.confidence)
-                    .bind(now_iso())
-                    .execute(&mut **self.tx)
-                    .await?;
+                    let (item, uri) = (e.item_id.to_string(), a.source_uri.to_string());
+                    // Insert-or-replace: a replaced row is deleted and the new one appended.
+                    self.mirror
+                        .evidence
+                        .retain(|(i, u, _)| !(i == &item && u == &uri));
+                    let values = vec![
+                        self.project.into(),
+                        item.as_str().into(),
+                        a.provider.as_str().into(),
+                        uri.as_str().into(),
+                        opt(a.repository.as_ref().map(|r| r.as_str())),
+                        opt(a.commit_sha.as_ref().map(|r| r.as_str())),
+                        opt(a.file_path.as_ref().map(|r| r.as_str())),
+                        Val::Int(a.line_start.map(|n| n.get() as i64)),
+                        Val::Int(a.line_end.map(|n| n.get() as i64)),
+                        opt(a.external_id.as_ref().map(|r| r.as_str())),
+                        e.description.as_str().into(),
+                        Val::Real(e.confidence),
+                        now_iso().into(),
+                    ];
+                    self.mirror.evidence.push((item, uri, values));
                 }
                 Operation::RemoveEvidence(e) => {
-                    sqlx::query("DELETE FROM knowledge_evidence WHERE project_id = ? AND item_id = ? AND source_uri = ?")
-                        .bind(self.project)
-                        .bind(e.item_id.as_str())
-                        .bind(e.source_uri.as_str())
-                        .execute(&mut **self.tx)
-                        .await?;
+                    let (item, uri) = (e.item_id.as_str(), e.source_uri.as_str());
+                    self.mirror
+                        .evidence
+                        .retain(|(i, u, _)| !(i == item && u == uri));
                 }
             }
         }
         Ok(())
     }
 
-    async fn require_item(&mut self, item: &str) -> Result<(), ApplyError> {
-        if self.item_exists(item).await? {
-            Ok(())
-        } else {
-            Err(ApplyError::Refused(format!(
-                "{} references unknown item {item}",
-                self.migration.id
-            )))
-        }
-    }
-
-    async fn set_status(&mut self, item: &str, status: &str) -> Result<(), ApplyError> {
-        if !self.item_exists(item).await? {
-            return Err(ApplyError::Refused(format!(
-                "Cannot change the status of unknown item {item}"
-            )));
-        }
-        sqlx::query("UPDATE knowledge_items SET status = ? WHERE project_id = ? AND item_id = ?")
-            .bind(status)
-            .bind(self.project)
-            .bind(item)
-            .execute(&mut **self.tx)
-            .await?;
-        Ok(())
-    }
-
-    async fn relation(
-        &mut self,
-        source: &str,
-        kind: &str,
-        target: &str,
-        note: Option<&str>,
-    ) -> Result<(), ApplyError> {
-        sqlx::query("INSERT OR IGNORE INTO knowledge_relations (project_id, source_item_id, relation_type, target_item_id, note, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-            .bind(self.project)
-            .bind(source)
-            .bind(kind)
-            .bind(target)
-            .bind(note)
-            .bind(now_iso())
-            .execute(&mut **self.tx)
-            .await?;
-        Ok(())
-    }
-
-    async fn upsert(&mut self, u: &OpUpsertRevision, body: &str) -> Result<(), ApplyError> {
-        let mid = &self.migration.id;
+    fn upsert(&mut self, u: &OpUpsertRevision, body: &str) -> Result<(), ApplyError> {
+        let mid = self.migration.id.clone();
         let item = u.item_id.as_str();
         let revision = u.revision_id.as_str();
-        let actual = self.current_revision(item).await?;
+        let actual = self.mirror.items.get(item).and_then(|i| i.current.clone());
         let expected = u.expected_revision.as_ref().map(|e| e.to_string());
         let ok = match &expected {
             None => actual.is_none() || actual.as_deref() == Some(revision),
@@ -502,127 +904,109 @@ impl Engine<'_, '_> {
             .map(|s| s.paths.iter().map(|p| p.to_string()).collect())
             .unwrap_or_default();
         let sha = sha256_hex(body.as_bytes());
-        let existing = sqlx::query_as::<_, (String, String)>("SELECT item_id, content_sha256 FROM knowledge_revisions WHERE revision_id = ? AND project_id = ?")
-            .bind(revision)
-            .bind(self.project)
-            .fetch_optional(&mut **self.tx)
-            .await?;
-        let created_at = parse(&self.migration.doc.created_at)
-            .map(|d| isoformat(&d))
-            .unwrap_or_else(|| self.migration.doc.created_at.clone());
         let (kind, status, trust, sensitivity) = (
             m.kind.to_string(),
             m.status.to_string(),
             m.trust_level.to_string(),
             m.sensitivity.to_string(),
         );
-        match existing {
-            Some((other_item, _)) if other_item != item => {
+        match self
+            .mirror
+            .revision_index
+            .get(revision)
+            .map(|&i| &self.mirror.revisions[i])
+        {
+            Some(existing) if existing.item_id != item => {
                 return Err(ApplyError::Refused(format!(
-                    "{mid}: revision {revision} already belongs to item {other_item}, not {item}"
+                    "{mid}: revision {revision} already belongs to item {}, not {item}",
+                    existing.item_id
                 )));
             }
-            Some((_, other_sha)) if other_sha != sha => {
+            Some(existing) if existing.sha != sha => {
                 return Err(ApplyError::Refused(format!(
                     "{mid}: revision {revision} already exists with different content"
                 )));
             }
             Some(_) => {}
             None => {
-                sqlx::query(
-                    "INSERT INTO knowledge_revisions (revision_id, item_id, project_id, migration_id, title, body, content_type, content_sha256, kind, namespace, status, trust_level,
-                     sensitivity, owner, tenant_id, acl_group, labels, scope_paths, structured, valid_from, valid_to, author, created_at, source_commit)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL)",
-                )
-                .bind(revision)
-                .bind(item)
-                .bind(self.project)
-                .bind(mid)
-                .bind(title)
-                .bind(body)
-                .bind(m.content_type.as_str())
-                .bind(&sha)
-                .bind(&kind)
-                .bind(m.namespace.as_str())
-                .bind(&status)
-                .bind(&trust)
-                .bind(&sensitivity)
-                .bind(m.owner.as_str())
-                .bind(m.tenant_id.as_str())
-                .bind(m.acl_group.as_str())
-                .bind(json_list(&labels))
-                .bind(json_list(&scope))
-                .bind(&valid_from)
-                .bind(&valid_to)
-                .bind(self.migration.doc.author.as_str())
-                .bind(&created_at)
-                .execute(&mut **self.tx)
-                .await?;
+                let created_at = parse(&self.migration.doc.created_at)
+                    .map(|d| isoformat(&d))
+                    .unwrap_or_else(|| self.migration.doc.created_at.clone());
+                let values: Vec<Val> = vec![
+                    revision.into(),
+                    item.into(),
+                    self.project.into(),
+                    mid.as_str().into(),
+                    title.into(),
+                    body.into(),
+                    m.content_type.as_str().into(),
+                    sha.as_str().into(),
+                    kind.as_str().into(),
+                    m.namespace.as_str().into(),
+                    status.as_str().into(),
+                    trust.as_str().into(),
+                    sensitivity.as_str().into(),
+                    m.owner.as_str().into(),
+                    m.tenant_id.as_str().into(),
+                    m.acl_group.as_str().into(),
+                    json_list(&labels).into(),
+                    json_list(&scope).into(),
+                    Val::Text(None),
+                    valid_from.as_str().into(),
+                    valid_to.clone().into(),
+                    self.migration.doc.author.as_str().into(),
+                    created_at.into(),
+                    Val::Text(None),
+                ];
+                self.mirror
+                    .revision_index
+                    .insert(revision.to_owned(), self.mirror.revisions.len());
+                self.mirror.revisions.push(Revision {
+                    values,
+                    item_id: item.to_owned(),
+                    sha: sha.clone(),
+                });
                 for a in &m.source_anchors {
-                    self.anchor(revision, a).await?;
+                    self.mirror
+                        .anchors
+                        .push(anchor_row(revision, self.project, a));
                 }
             }
         }
-        if !self.item_exists(item).await? {
-            sqlx::query(
-                "INSERT INTO knowledge_items (item_id, project_id, namespace, kind, status, current_revision_id, owner, trust_level, sensitivity, tenant_id, acl_group, valid_from, valid_to)
-                 VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(item)
-            .bind(self.project)
-            .bind(m.namespace.as_str())
-            .bind(&kind)
-            .bind(&status)
-            .bind(m.owner.as_str())
-            .bind(&trust)
-            .bind(&sensitivity)
-            .bind(m.tenant_id.as_str())
-            .bind(m.acl_group.as_str())
-            .bind(&valid_from)
-            .bind(&valid_to)
-            .execute(&mut **self.tx)
-            .await?;
-        }
-        sqlx::query(
-            "UPDATE knowledge_items SET current_revision_id = ?, status = ?, owner = ?, trust_level = ?, sensitivity = ?, namespace = ?, kind = ?, tenant_id = ?, acl_group = ?,
-             valid_from = ?, valid_to = ? WHERE project_id = ? AND item_id = ?",
-        )
-        .bind(revision)
-        .bind(&status)
-        .bind(m.owner.as_str())
-        .bind(&trust)
-        .bind(&sensitivity)
-        .bind(m.namespace.as_str())
-        .bind(&kind)
-        .bind(m.tenant_id.as_str())
-        .bind(m.acl_group.as_str())
-        .bind(&valid_from)
-        .bind(&valid_to)
-        .bind(self.project)
-        .bind(item)
-        .execute(&mut **self.tx)
-        .await?;
+        // Create the item from the metadata if need be, then point it at this revision and take
+        // every label from it (an upsert resets earlier label changes, as the reference does).
+        self.mirror.items.insert(
+            item.to_owned(),
+            Item {
+                namespace: m.namespace.to_string(),
+                kind,
+                status,
+                current: Some(revision.to_owned()),
+                owner: m.owner.to_string(),
+                trust,
+                sensitivity,
+                tenant: m.tenant_id.to_string(),
+                acl: m.acl_group.to_string(),
+                valid_from,
+                valid_to,
+            },
+        );
         Ok(())
     }
+}
 
-    async fn anchor(&mut self, revision: &str, a: &SourceAnchor) -> Result<(), ApplyError> {
-        sqlx::query(
-            "INSERT INTO source_anchors (revision_id, project_id, provider, source_uri, repository, commit_sha, blob_sha, file_path, line_start, line_end, external_id)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(revision)
-        .bind(self.project)
-        .bind(a.provider.as_str())
-        .bind(a.source_uri.as_str())
-        .bind(a.repository.as_ref().map(|r| r.to_string()))
-        .bind(a.commit_sha.as_ref().map(|r| r.to_string()))
-        .bind(a.blob_sha.as_ref().map(|r| r.to_string()))
-        .bind(a.file_path.as_ref().map(|r| r.to_string()))
-        .bind(a.line_start.map(|n| n.get() as i64))
-        .bind(a.line_end.map(|n| n.get() as i64))
-        .bind(a.external_id.as_ref().map(|r| r.to_string()))
-        .execute(&mut **self.tx)
-        .await?;
-        Ok(())
-    }
+fn anchor_row(revision: &str, project: &str, a: &SourceAnchor) -> Vec<Val> {
+    vec![
+        revision.into(),
+        project.into(),
+        a.provider.as_str().into(),
+        a.source_uri.as_str().into(),
+        opt(a.repository.as_ref().map(|r| r.as_str())),
+        opt(a.commit_sha.as_ref().map(|r| r.as_str())),
+        opt(a.blob_sha.as_ref().map(|r| r.as_str())),
+        opt(a.file_path.as_ref().map(|r| r.as_str())),
+        Val::Int(a.line_start.map(|n| n.get() as i64)),
+        Val::Int(a.line_end.map(|n| n.get() as i64)),
+        opt(a.external_id.as_ref().map(|r| r.as_str())),
+    ]
 }

@@ -7,6 +7,7 @@
 //! * [`pipeline`]: `migrate apply` and `migrate status` end to end.
 
 pub mod apply;
+pub mod bulk;
 pub mod lock;
 pub mod pipeline;
 pub mod pointer;

@@ -1,0 +1,175 @@
+//! A synthetic but realistic knowledge corpus for benchmarks: N items, one migration each, with
+//! markdown bodies (headings, paragraphs, lists) drawn deterministically from a seed, so runs
+//! compare like with like.
+
+use crate::migrate::load::sha256_hex;
+use crate::CoreError;
+use std::path::Path;
+
+const WORDS: &[&str] = &[
+    "request",
+    "token",
+    "gateway",
+    "retry",
+    "timeout",
+    "cache",
+    "queue",
+    "schema",
+    "migration",
+    "revision",
+    "owner",
+    "service",
+    "payment",
+    "order",
+    "invoice",
+    "ledger",
+    "idempotent",
+    "handler",
+    "consumer",
+    "producer",
+    "partition",
+    "replica",
+    "quorum",
+    "latency",
+    "budget",
+    "deadline",
+    "circuit",
+    "breaker",
+    "backoff",
+    "jitter",
+    "session",
+    "cookie",
+    "signature",
+    "audit",
+    "tenant",
+    "region",
+    "failover",
+    "snapshot",
+    "checksum",
+    "rollback",
+    "deploy",
+    "canary",
+    "feature",
+    "flag",
+    "index",
+    "shard",
+    "lock",
+    "lease",
+    "heartbeat",
+    "alert",
+    "must",
+    "never",
+    "always",
+    "before",
+    "after",
+    "because",
+    "unless",
+    "every",
+    "each",
+    "the",
+    "a",
+    "is",
+    "are",
+    "with",
+    "without",
+];
+const KINDS: &[&str] = &[
+    "architecture",
+    "decision",
+    "domain",
+    "operations",
+    "security",
+    "testing",
+    "api",
+    "convention",
+];
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[(self.next() % from.len() as u64) as usize]
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo + 1)
+    }
+}
+
+fn sentence(rng: &mut Rng) -> String {
+    let n = rng.range(8, 20);
+    let mut words: Vec<&str> = (0..n).map(|_| rng.pick(WORDS)).collect();
+    let first = words[0].to_owned();
+    let cap = first[..1].to_uppercase() + &first[1..];
+    words[0] = "";
+    format!("{cap}{}.", words.join(" ").trim_end())
+}
+
+fn body(rng: &mut Rng, title: &str) -> String {
+    let mut out = format!("# {title}\n\n");
+    for section in ["Context", "Decision", "Consequences"] {
+        out.push_str(&format!("## {section}\n\n"));
+        for _ in 0..rng.range(1, 3) {
+            let para: Vec<String> = (0..rng.range(2, 5)).map(|_| sentence(rng)).collect();
+            out.push_str(&para.join(" "));
+            out.push_str("\n\n");
+        }
+        if rng.range(0, 2) == 0 {
+            for _ in 0..rng.range(2, 4) {
+                out.push_str(&format!("- {}\n", sentence(rng)));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A ULID-shaped id (Crockford base32, 26 characters) that sorts by `n`.
+fn ulid(prefix: &str, n: usize) -> String {
+    const ALPHABET: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let mut tail = String::new();
+    let mut v = n;
+    for _ in 0..(26 - prefix.len()) {
+        tail.insert(0, ALPHABET[v % 32] as char);
+        v /= 32;
+    }
+    format!("{prefix}{tail}")
+}
+
+/// Writes `items` items (one migration and one body each) under `root/.theurian/`.
+pub fn generate(root: &Path, items: usize, seed: u64) -> Result<(), CoreError> {
+    let migrations = root.join(".theurian/migrations");
+    let knowledge = root.join(".theurian/knowledge/generated");
+    for d in [&migrations, &knowledge] {
+        std::fs::create_dir_all(d).map_err(|e| CoreError::io("create", d, &e))?;
+    }
+    let mut rng = Rng(seed | 1);
+    for i in 0..items {
+        let kind = rng.pick(KINDS);
+        let item = format!("{kind}.generated-{i:06}");
+        let title = format!(
+            "{} {} for the {} {}",
+            rng.pick(WORDS),
+            rng.pick(WORDS),
+            rng.pick(WORDS),
+            rng.pick(WORDS)
+        );
+        let text = body(&mut rng, &title);
+        let file = format!("{item}.md");
+        std::fs::write(knowledge.join(&file), &text)
+            .map_err(|e| CoreError::io("write", &knowledge.join(&file), &e))?;
+        let id = ulid("01K", i + 1);
+        let revision = ulid("01R", i + 1);
+        let yaml = format!(
+            "apiVersion: theurian.dev/v1\nid: {id}\ncreatedAt: 2026-08-01T00:00:00Z\nauthor: bench@example.com\ndescription: Generated item {i}.\noperations:\n  - op: upsertRevision\n    itemId: {item}\n    revisionId: {revision}\n    contentFile: ../knowledge/generated/{file}\n    contentSha256: {}\n    metadata:\n      title: {title}\n      contentType: text/markdown\n      kind: {kind}\n      namespace: generated\n      status: approved\n      owner: bench\n      sensitivity: internal\n      trustLevel: reviewed\n      validFrom: 2026-08-01T00:00:00Z\n      sourceAnchors:\n        - provider: git\n          sourceUri: git://bench/docs/{i}.md\n          filePath: docs/{i}.md\n",
+            sha256_hex(text.as_bytes())
+        );
+        let path = migrations.join(format!("{id}-generated.yaml"));
+        std::fs::write(&path, yaml).map_err(|e| CoreError::io("write", &path, &e))?;
+    }
+    Ok(())
+}
