@@ -8,7 +8,6 @@ use theurian_core::datadir::DataDir;
 use theurian_core::migrate::MigrationSet;
 use theurian_core::registry::Registry;
 use theurian_core::store::pipeline::{self, Project};
-use theurian_core::store::ProjectRow;
 use theurian_core::{gitdir, layout, CoreError};
 use theurian_server::daemon::{self, Start};
 use theurian_server::ToolNames;
@@ -61,26 +60,8 @@ pub fn prepare(dir: &Path) -> Result<DataDir, CoreError> {
     // Build the state, as `theurian migrate apply --allow-uncommitted` would: the demo project is
     // a fresh repository with nothing committed.
     let set = MigrationSet::load(&repo.root)?;
-    let project = Project {
-        row: ProjectRow {
-            project_id: PROJECT_ID.to_owned(),
-            root_path: repo.root.to_string_lossy().into_owned(),
-            repository_url: None,
-            default_branch: repo.branch.clone(),
-            registered_at: theurian_core::store::time::now_iso(),
-        },
-        root: repo.root.clone(),
-    };
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            CoreError::failure(
-                format!("Could not start the async runtime: {e}."),
-                "Check the system's thread limits.",
-            )
-        })?
-        .block_on(pipeline::apply(&data, &project, &set))?;
+    let project = Project::new(repo.root.clone(), PROJECT_ID, &repo, None);
+    pipeline::runtime()?.block_on(pipeline::apply(&data, &project, &set))?;
     Ok(data)
 }
 

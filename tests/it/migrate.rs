@@ -355,19 +355,7 @@ fn migrate_validate_reports_the_set() {
     }
 }
 
-/// A small deterministic PRNG (xorshift), so the mutation test is repeatable.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use theurian_core::corpus::Rng;
 
 #[test]
 fn no_mutated_migration_makes_the_loader_panic() {

@@ -8,7 +8,6 @@ use theurian_core::corpus;
 use theurian_core::datadir::DataDir;
 use theurian_core::migrate::MigrationSet;
 use theurian_core::store::pipeline::{self, Project};
-use theurian_core::store::ProjectRow;
 use theurian_core::CoreError;
 
 fn scratch() -> Result<tempfile::TempDir, CoreError> {
@@ -33,25 +32,13 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             let root = root
                 .canonicalize()
                 .map_err(|e| CoreError::io("resolve", &root, &e))?;
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| {
-                    CoreError::failure(
-                        format!("Could not start the async runtime: {e}."),
-                        "Check the system's thread limits.",
-                    )
-                })?;
-            let project = Project {
-                row: ProjectRow {
-                    project_id: "bench".into(),
-                    root_path: root.to_string_lossy().into_owned(),
-                    repository_url: None,
-                    default_branch: "main".into(),
-                    registered_at: theurian_core::store::time::now_iso(),
-                },
+            let runtime = pipeline::runtime()?;
+            let repo = theurian_core::gitdir::Repo {
                 root: root.clone(),
+                branch: "main".into(),
+                origin_url: String::new(),
             };
+            let project = Project::new(root.clone(), "bench", &repo, None);
             let mut best: Option<(f64, f64)> = None;
             let mut hash = String::new();
             for run in 0..runs.max(1) {

@@ -8,7 +8,6 @@ use theurian_core::migrate::MigrationSet;
 use theurian_core::paths::{resolve_inside, PathFault};
 use theurian_core::registry::{derive_id, Registry};
 use theurian_core::store::pipeline::{self, Project};
-use theurian_core::store::ProjectRow;
 use theurian_core::{gitdir, CoreError};
 
 /// The project root containing the current directory, with `.theurian` checked to stay inside.
@@ -50,28 +49,7 @@ fn project(data: &DataDir) -> Result<Project, CoreError> {
             None,
         ),
     };
-    Ok(Project {
-        row: ProjectRow {
-            project_id: id,
-            root_path: root.to_string_lossy().into_owned(),
-            repository_url: (!repo.origin_url.is_empty()).then(|| repo.origin_url.clone()),
-            default_branch: repo.branch.clone(),
-            registered_at: registered_at.unwrap_or_else(theurian_core::store::time::now_iso),
-        },
-        root,
-    })
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            CoreError::failure(
-                format!("Could not start the async runtime: {e}."),
-                "Check the system's thread and file limits.",
-            )
-        })
+    Ok(Project::new(root, &id, &repo, registered_at))
 }
 
 pub fn run(data: &DataDir, cmd: MigrateCommand) -> Result<Value, CoreError> {
@@ -82,7 +60,7 @@ pub fn run(data: &DataDir, cmd: MigrateCommand) -> Result<Value, CoreError> {
             if !allow_uncommitted {
                 theurian_core::gitcheck::require_committed(&project.root, &set)?;
             }
-            runtime()?.block_on(pipeline::apply(data, &project, &set))
+            pipeline::runtime()?.block_on(pipeline::apply(data, &project, &set))
         }
         MigrateCommand::Status => {
             let project = project(data)?;
@@ -93,12 +71,12 @@ pub fn run(data: &DataDir, cmd: MigrateCommand) -> Result<Value, CoreError> {
                     refused.push(id);
                 }
             }
-            runtime()?.block_on(pipeline::status(&project, &set, &refused))
+            pipeline::runtime()?.block_on(pipeline::status(&project, &set, &refused))
         }
         MigrateCommand::Validate => {
             let project = project(data)?;
             let set = MigrationSet::load(&project.root)?;
-            runtime()?.block_on(pipeline::history_check(&project, &set))?;
+            pipeline::runtime()?.block_on(pipeline::history_check(&project, &set))?;
             Ok(json!({
                 "valid": true,
                 "migrationCount": set.ordered.len(),

@@ -822,21 +822,14 @@ impl Engine<'_> {
                     self.mirror
                         .evidence
                         .retain(|(i, u, _)| !(i == &item && u == &uri));
-                    let values = vec![
-                        self.project.into(),
-                        item.as_str().into(),
-                        a.provider.as_str().into(),
-                        uri.as_str().into(),
-                        opt(a.repository.as_ref().map(|r| r.as_str())),
-                        opt(a.commit_sha.as_ref().map(|r| r.as_str())),
-                        opt(a.file_path.as_ref().map(|r| r.as_str())),
-                        Val::Int(a.line_start.map(|n| n.get() as i64)),
-                        Val::Int(a.line_end.map(|n| n.get() as i64)),
-                        opt(a.external_id.as_ref().map(|r| r.as_str())),
+                    // The evidence table has no blob column: the anchor's blobSha is dropped.
+                    let mut values = vec![self.project.into(), item.as_str().into()];
+                    values.extend(anchor_values(a, false));
+                    values.extend([
                         e.description.as_str().into(),
                         Val::Real(e.confidence),
                         now_iso().into(),
-                    ];
+                    ]);
                     self.mirror.evidence.push((item, uri, values));
                 }
                 Operation::RemoveEvidence(e) => {
@@ -996,17 +989,28 @@ impl Engine<'_> {
 }
 
 fn anchor_row(revision: &str, project: &str, a: &SourceAnchor) -> Vec<Val> {
-    vec![
-        revision.into(),
-        project.into(),
+    let mut row = vec![revision.into(), project.into()];
+    row.extend(anchor_values(a, true));
+    row
+}
+
+/// An anchor's columns in table order: provider, source URI, repository, commit, (blob,) file
+/// path, line range, external id.
+fn anchor_values(a: &SourceAnchor, with_blob: bool) -> Vec<Val> {
+    let mut v = vec![
         a.provider.as_str().into(),
         a.source_uri.as_str().into(),
         opt(a.repository.as_ref().map(|r| r.as_str())),
         opt(a.commit_sha.as_ref().map(|r| r.as_str())),
-        opt(a.blob_sha.as_ref().map(|r| r.as_str())),
+    ];
+    if with_blob {
+        v.push(opt(a.blob_sha.as_ref().map(|r| r.as_str())));
+    }
+    v.extend([
         opt(a.file_path.as_ref().map(|r| r.as_str())),
         Val::Int(a.line_start.map(|n| n.get() as i64)),
         Val::Int(a.line_end.map(|n| n.get() as i64)),
         opt(a.external_id.as_ref().map(|r| r.as_str())),
-    ]
+    ]);
+    v
 }

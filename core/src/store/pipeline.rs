@@ -23,6 +23,25 @@ pub struct Project {
 }
 
 impl Project {
+    /// The project at canonical `root`, registered as `project_id`.
+    pub fn new(
+        root: PathBuf,
+        project_id: &str,
+        repo: &crate::gitdir::Repo,
+        registered_at: Option<String>,
+    ) -> Project {
+        Project {
+            row: ProjectRow {
+                project_id: project_id.to_owned(),
+                root_path: root.to_string_lossy().into_owned(),
+                repository_url: (!repo.origin_url.is_empty()).then(|| repo.origin_url.clone()),
+                default_branch: repo.branch.clone(),
+                registered_at: registered_at.unwrap_or_else(time::now_iso),
+            },
+            root,
+        }
+    }
+
     fn state_dir(&self) -> PathBuf {
         self.root.join(".theurian/state")
     }
@@ -90,6 +109,19 @@ fn remove_database(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
+}
+
+/// A single-threaded runtime for a CLI command that drives the async store once.
+pub fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            CoreError::failure(
+                format!("Could not start the async runtime: {e}."),
+                "Check the system's thread and file limits.",
+            )
+        })
 }
 
 /// `migrate apply`.
