@@ -165,3 +165,90 @@ fn status_lists_what_the_static_guards_would_refuse_and_apply_refuses_it() {
     assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("also an item that is not deprecated"));
 }
+
+#[test]
+fn permissive_moves_are_reported_by_validate_and_apply() {
+    let s = Scratch::new();
+    let sha1 = s.body("v1.md", "first");
+    let sha2 = s.body("v2.md", "second");
+    let upsert = |id: &str,
+                  deps: &str,
+                  rev: &str,
+                  file: &str,
+                  sha: &str,
+                  extra: &str,
+                  sensitivity: &str| {
+        format!(
+            "apiVersion: theurian.dev/v1\nid: {id}\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\n{deps}operations:\n  - op: upsertRevision\n    itemId: arch.secret\n    revisionId: {rev}\n{extra}    contentFile: ../knowledge/{file}\n    contentSha256: {sha}\n    metadata: {{title: T, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, labels: [authored-in-theurian]{sensitivity}}}\n"
+        )
+    };
+    s.raw(
+        "m1.yaml",
+        &upsert(
+            "01K1AAAAAA0000000000000001",
+            "",
+            "01K1AAAAAA00000000000000R1",
+            "v1.md",
+            &sha1,
+            "",
+            ", sensitivity: confidential",
+        ),
+    );
+    s.raw(
+        "m2.yaml",
+        &upsert(
+            "01K1AAAAAA0000000000000002",
+            "dependsOn: [01K1AAAAAA0000000000000001]\n",
+            "01K1AAAAAA00000000000000R2",
+            "v2.md",
+            &sha2,
+            "    expectedRevision: 01K1AAAAAA00000000000000R1\n",
+            "",
+        ),
+    );
+    let data = tempfile::tempdir().expect("data");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .current_dir(s.dir.path())
+            .env("THEURIAN_DATA_DIR", data.path())
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    let expected = serde_json::json!([{"migrationId": "01K1AAAAAA0000000000000002", "itemId": "arch.secret", "field": "sensitivity", "before": "confidential", "after": "internal", "undoes": "01K1AAAAAA0000000000000001", "kind": "lowers"}]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&run(&["--json", "migrate", "validate"]).stdout).expect("json");
+    assert_eq!(v["permissiveMoves"], expected);
+    let v: serde_json::Value =
+        serde_json::from_slice(&run(&["--json", "migrate", "apply", "--allow-uncommitted"]).stdout)
+            .expect("json");
+    assert_eq!(v["permissiveMoves"], expected);
+
+    // A set whose replay is refused still validates, and says why the report is missing.
+    let s2 = Scratch::new();
+    s2.item(
+        "01K1AAAAAA0000000000000001",
+        &[],
+        "arch.one",
+        "01K1AAAAAA00000000000000R1",
+        "one",
+    );
+    let sha_two = s2.body("two.md", "two");
+    s2.raw(
+        "second.yaml",
+        &format!("apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000002\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\noperations:\n  - op: upsertRevision\n    itemId: arch.one\n    revisionId: 01K1AAAAAA00000000000000R2\n    contentFile: ../knowledge/two.md\n    contentSha256: {sha_two}\n    metadata: {{title: T, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, labels: [authored-in-theurian]}}\n"),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .current_dir(s2.dir.path())
+        .env("THEURIAN_DATA_DIR", data.path())
+        .args(["--json", "migrate", "validate"])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["permissiveMoves"], serde_json::Value::Null);
+    assert!(v["permissiveMovesUnavailable"]
+        .as_str()
+        .is_some_and(|r| r.contains("Revision conflict")));
+}

@@ -77,13 +77,23 @@ pub fn run(data: &DataDir, cmd: MigrateCommand) -> Result<Value, CoreError> {
             let project = project(data)?;
             let set = MigrationSet::load(&project.root)?;
             pipeline::runtime()?.block_on(pipeline::history_check(&project, &set))?;
-            Ok(json!({
+            let mut out = json!({
                 "valid": true,
                 "migrationCount": set.ordered.len(),
                 "contentFileCount": set.content_digests().len(),
                 "stateHash": set.state_hash,
                 "applicationOrder": set.ordered.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
-            }))
+            });
+            // A throwaway in-memory replay: validate reports what apply would loosen, and when the
+            // replay itself is refused, says so without failing validation (apply would refuse).
+            match theurian_core::store::apply::replay(&set) {
+                Ok(moves) => out["permissiveMoves"] = moves.iter().map(|m| m.to_json()).collect(),
+                Err(e) => {
+                    out["permissiveMoves"] = Value::Null;
+                    out["permissiveMovesUnavailable"] = Value::String(e.to_string());
+                }
+            }
+            Ok(out)
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::migrate::load::sha256_hex;
 use crate::migrate::{LoadedMigration, MigrationSet};
 
 use super::bulk::{insert, Val};
+use super::moves::{Cause, Move, Tracker};
 use sqlx::{Connection, Row, SqliteConnection};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use theurian_protocol::migration::{OpUpsertRevision, Operation, SourceAnchor};
@@ -75,6 +76,8 @@ pub struct ApplyReport {
     pub operations_applied: u64,
     /// Items touched by operations that can withdraw them from serving.
     pub affected_items: Vec<String>,
+    /// Status and sensitivity moves that loosen what is disclosed.
+    pub moves: Vec<Move>,
 }
 
 /// Migrations already recorded in this database, checked against the files: `(id, checksum)`.
@@ -581,16 +584,23 @@ pub async fn apply(
     let done: HashSet<&str> = recorded.iter().map(|(id, _)| id.as_str()).collect();
     let mut report = ApplyReport::default();
     let mut sequence = mirror.history.iter().map(|h| h.3).max().unwrap_or(0);
+    let mut tracker = Tracker::default();
+    for (id, item) in &mirror.items {
+        tracker.seed(id, "status", &item.status);
+        tracker.seed(id, "sensitivity", &item.sensitivity);
+    }
     for m in &set.ordered {
         if done.contains(m.id.as_str()) {
             report.skipped.push(m.id.clone());
             continue;
         }
+        tracker.begin(&m.id);
         Engine {
             mirror: &mut mirror,
             project: &project.project_id,
             migration: m,
             report: &mut report,
+            tracker: &mut tracker,
         }
         .run()?;
         sequence += 1;
@@ -599,6 +609,7 @@ pub async fn apply(
             .push((m.id.clone(), m.checksum.clone(), now_iso(), sequence));
         report.applied.push(m.id.clone());
     }
+    report.moves = tracker.into_moves();
     if created || !report.applied.is_empty() {
         mirror.write(&mut tx, &project.project_id).await?;
     }
@@ -611,6 +622,27 @@ struct Engine<'a> {
     project: &'a str,
     migration: &'a LoadedMigration,
     report: &'a mut ApplyReport,
+    tracker: &'a mut Tracker,
+}
+
+/// Replays the whole set from empty, in memory, touching no database: the permissive-moves
+/// report `migrate validate` prints, or the refusal an apply would meet.
+pub fn replay(set: &MigrationSet) -> Result<Vec<Move>, ApplyError> {
+    let mut mirror = Mirror::default();
+    let mut report = ApplyReport::default();
+    let mut tracker = Tracker::default();
+    for m in &set.ordered {
+        tracker.begin(&m.id);
+        Engine {
+            mirror: &mut mirror,
+            project: "replay",
+            migration: m,
+            report: &mut report,
+            tracker: &mut tracker,
+        }
+        .run()?;
+    }
+    Ok(tracker.into_moves())
 }
 
 /// JSON text as Python's `json.dumps` writes a list of strings by default.
@@ -684,6 +716,14 @@ impl Engine<'_> {
                                 valid_from: now_iso(),
                                 valid_to: None,
                             },
+                        );
+                        self.tracker
+                            .write(&c.item_id, "status", "draft", Cause::Label);
+                        self.tracker.write(
+                            &c.item_id,
+                            "sensitivity",
+                            &c.sensitivity.to_string(),
+                            Cause::Label,
                         );
                     }
                 }
@@ -968,6 +1008,9 @@ impl Engine<'_> {
         }
         // Create the item from the metadata if need be, then point it at this revision and take
         // every label from it (an upsert resets earlier label changes, as the reference does).
+        self.tracker.write(item, "status", &status, Cause::Upsert);
+        self.tracker
+            .write(item, "sensitivity", &sensitivity, Cause::Upsert);
         self.mirror.items.insert(
             item.to_owned(),
             Item {

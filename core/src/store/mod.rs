@@ -9,6 +9,7 @@
 pub mod apply;
 pub mod bulk;
 pub mod lock;
+pub mod moves;
 pub mod pipeline;
 pub mod pointer;
 pub mod provenance;

@@ -185,6 +185,7 @@ pub async fn apply(
         "skipped": report.skipped,
         "operationsApplied": report.operations_applied,
         "changed": !report.applied.is_empty(),
+        "permissiveMoves": report.moves.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
         "indexPurge": {"published": false, "indexBuildId": null, "removed": 0, "reason": reason, "failed": false, "remedy": null},
     }))
 }
