@@ -134,3 +134,87 @@ fn a_port_held_by_something_else_is_a_conflict() {
     );
     assert!(err["remedy"].is_string());
 }
+
+#[test]
+fn an_unknown_serving_profile_word_refuses_to_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("auth")).expect("mkdir");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.path().join("auth"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .expect("chmod");
+    std::fs::write(dir.path().join("auth/serving-profile"), "top-secret").expect("write");
+    std::fs::set_permissions(
+        dir.path().join("auth/serving-profile"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .expect("chmod");
+    let port = free_port().to_string();
+    let out = theurian(
+        dir.path(),
+        &["--json", "daemon", "start", "--foreground", "--port", &port],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err: Value = serde_json::from_slice(&out.stderr).expect("json error");
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("does not name a sensitivity level"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("top-secret"));
+}
+
+#[tokio::test]
+async fn the_demo_serves_its_project_for_search_get_and_status() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .env("RUST_LOG", "warn")
+        .args(["demo", "--port", &port.to_string(), "--dir"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while theurian_server::daemon::probe(port).is_none() {
+        assert!(Instant::now() < deadline, "the demo never answered /health");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let token = std::fs::read_to_string(dir.path().join("data/auth/mcp-token")).expect("token");
+    let mut client = crate::support::Client {
+        http: reqwest::Client::new(),
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        token: Some(token),
+        next_id: 1,
+    };
+    client.initialize().await;
+    let status = client
+        .call(
+            "knowledge.status",
+            serde_json::json!({"projectId": "theurian-demo"}),
+        )
+        .await;
+    assert_eq!(status["structuredContent"]["itemCount"], 2, "{status}");
+    let search = client
+        .call(
+            "knowledge.search",
+            serde_json::json!({"projectId": "theurian-demo", "query": "proposal"}),
+        )
+        .await;
+    assert_eq!(
+        search["structuredContent"]["results"][0]["itemId"],
+        "architecture.agents-only-draft-proposals"
+    );
+    let get = client.call("knowledge.get", serde_json::json!({"projectId": "theurian-demo", "itemId": "architecture.schemas-are-the-contract"})).await;
+    assert!(get["structuredContent"]["body"]
+        .as_str()
+        .is_some_and(|b| b.contains("wire contract")));
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    // SAFETY: signalling the child this test spawned.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let _ = child.wait();
+}

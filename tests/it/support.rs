@@ -95,7 +95,7 @@ pub struct Client {
     pub http: reqwest::Client,
     pub url: String,
     pub token: Option<String>,
-    next_id: u64,
+    pub next_id: u64,
 }
 
 impl Client {
