@@ -10,6 +10,7 @@ pub mod datadir;
 pub mod error;
 pub mod fsutil;
 pub mod gitcheck;
+pub mod index;
 pub mod gitdir;
 pub mod knowledge;
 pub mod layout;

@@ -449,3 +449,23 @@ fn no_mutated_migration_makes_the_loader_panic() {
     }
     assert!(loaded < 3000, "some mutants must be refused");
 }
+
+#[test]
+fn the_dogfood_corpus_chunks_into_the_reference_count() {
+    use theurian_core::index::chunk::{chunk, served_text};
+    use theurian_protocol::migration::Operation;
+    let root = shared().join("corpus/theurian-dogfood").canonicalize().expect("corpus");
+    let set = MigrationSet::load(&root).expect("load");
+    let mut total = 0;
+    for m in &set.ordered {
+        let mut bodies = m.bodies.iter();
+        for op in &m.doc.operations {
+            if let Operation::UpsertRevision(u) = op {
+                let body = bodies.next().expect("body");
+                total += chunk(&served_text(u.metadata.title.as_str(), &body.text)).len();
+            }
+        }
+    }
+    // The reference's live index of this corpus holds 669 chunks (tools.md §6.4).
+    assert_eq!(total, 669);
+}

@@ -1,0 +1,185 @@
+//! Chunking a revision's served text (`title + "\n\n" + body`) into passages of about 1,000
+//! code points, exactly as the reference does, so chunk boundaries, ids and counts agree:
+//! heading sections; long sections split by paragraph, then sentence, then word, then raw
+//! characters; passages under 120 code points merged forward (or, at the end, backward).
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// The size a passage aims for, in code points.
+pub const TARGET_CHARS: usize = 1000;
+/// Passages shorter than this are merged with their neighbours.
+pub const MIN_CHARS: usize = 120;
+
+static HEADING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^(#{1,6})\s+(.*)$").expect("regex"));
+static PARAGRAPH_BREAK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\n\s*\n").expect("regex"));
+
+/// One passage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// Position in the revision, from 0.
+    pub ordinal: usize,
+    /// The heading of the section it starts in (`""` before the first heading).
+    pub heading: String,
+    /// The passage text.
+    pub text: String,
+}
+
+fn len(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// The served text of a revision.
+pub fn served_text(title: &str, body: &str) -> String {
+    format!("{title}\n\n{body}")
+}
+
+fn sections(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut starts: Vec<(usize, String)> = HEADING.captures_iter(text).filter_map(|c| Some((c.get(0)?.start(), c.get(2)?.as_str().trim().to_owned()))).collect();
+    let first = starts.first().map_or(text.len(), |(s, _)| *s);
+    out.push((String::new(), text[..first].to_owned()));
+    starts.push((text.len(), String::new()));
+    for pair in starts.windows(2) {
+        let ((start, heading), (end, _)) = (&pair[0], &pair[1]);
+        out.push((heading.clone(), text[*start..*end].to_owned()));
+    }
+    out.into_iter().map(|(h, t)| (h, t.trim().to_owned())).filter(|(_, t)| !t.is_empty()).collect()
+}
+
+/// Greedily re-joins `parts` with `sep` into pieces of at most `TARGET_CHARS`; a part already
+/// over the target stays whole.
+fn pack(parts: Vec<String>, sep: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for p in parts {
+        current = match current {
+            None => Some(p),
+            Some(c) if len(&c) + len(sep) + len(&p) <= TARGET_CHARS => Some(format!("{c}{sep}{p}")),
+            Some(c) => {
+                out.push(c);
+                Some(p)
+            }
+        };
+    }
+    out.extend(current);
+    out
+}
+
+/// Sentences: a split after `。！？` (keeping everything), or after `.!?` followed by
+/// whitespace (the whitespace is dropped).
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        current.push(c);
+        if matches!(c, '。' | '！' | '？') {
+            out.push(std::mem::take(&mut current));
+        } else if matches!(c, '.' | '!' | '?') && chars.peek().is_some_and(|n| n.is_whitespace()) {
+            while chars.peek().is_some_and(|n| n.is_whitespace()) {
+                chars.next();
+            }
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out.into_iter().filter(|s| !s.is_empty()).collect()
+}
+
+fn split_long(text: &str) -> Vec<String> {
+    if len(text) <= TARGET_CHARS {
+        return vec![text.to_owned()];
+    }
+    let mut pieces = Vec::new();
+    for para in pack(PARAGRAPH_BREAK.split(text).map(str::to_owned).filter(|p| !p.is_empty()).collect(), "\n\n") {
+        if len(&para) <= TARGET_CHARS {
+            pieces.push(para);
+            continue;
+        }
+        for sentence in pack(sentences(&para), " ") {
+            if len(&sentence) <= TARGET_CHARS {
+                pieces.push(sentence);
+                continue;
+            }
+            for words in pack(sentence.split_whitespace().map(str::to_owned).collect(), " ") {
+                if len(&words) <= TARGET_CHARS {
+                    pieces.push(words);
+                    continue;
+                }
+                let chars: Vec<char> = words.chars().collect();
+                pieces.extend(chars.chunks(TARGET_CHARS).map(|c| c.iter().collect::<String>()));
+            }
+        }
+    }
+    pieces
+}
+
+/// Chunks `text`. An empty text gives no chunks.
+pub fn chunk(text: &str) -> Vec<Chunk> {
+    let mut passages: Vec<(String, String)> = Vec::new();
+    for (heading, section) in sections(text) {
+        for piece in split_long(&section) {
+            passages.push((heading.clone(), piece));
+        }
+    }
+    let mut merged: Vec<(String, String)> = Vec::new();
+    let mut pending: Option<(String, String)> = None;
+    for (heading, text) in passages {
+        match pending.take() {
+            Some((h, t)) => {
+                let joined = format!("{t}\n\n{text}");
+                if len(&joined) >= MIN_CHARS {
+                    merged.push((h, joined));
+                } else {
+                    pending = Some((h, joined));
+                }
+            }
+            None if len(&text) < MIN_CHARS => pending = Some((heading, text)),
+            None => merged.push((heading, text)),
+        }
+    }
+    if let Some((h, t)) = pending {
+        match merged.last_mut() {
+            Some((_, prev)) if len(prev) + 2 + len(&t) <= TARGET_CHARS => {
+                prev.push_str("\n\n");
+                prev.push_str(&t);
+            }
+            _ => merged.push((h, t)),
+        }
+    }
+    merged.into_iter().enumerate().map(|(ordinal, (heading, text))| Chunk { ordinal, heading, text }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_title_folds_into_the_first_section() {
+        let chunks = chunk(&served_text("Retry policy", "# Retry policy\n\nRetry idempotent calls up to 3 times.\n"));
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].heading, "");
+        assert!(chunks[0].text.starts_with("Retry policy\n\n# Retry policy"));
+    }
+
+    #[test]
+    fn long_sections_split_at_paragraphs_then_sentences() {
+        let para = "Word ".repeat(150); // 750 chars
+        let text = format!("# H\n\n{para}\n\n{para}");
+        let chunks = chunk(&text);
+        assert_eq!(chunks.len(), 2);
+        assert!(chunks.iter().all(|c| c.heading == "H"));
+        let sentences = "This is a sentence. ".repeat(120);
+        let chunks = chunk(&sentences);
+        assert!(chunks.len() >= 3 && chunks.iter().all(|c| len(&c.text) <= TARGET_CHARS), "{:?}", chunks.iter().map(|c| len(&c.text)).collect::<Vec<_>>());
+        assert!(chunk("").is_empty());
+        assert_eq!(sentences_of("終わり。次！ A. B"), vec!["終わり。", "次！", " A.", "B"]);
+    }
+
+    fn sentences_of(s: &str) -> Vec<String> {
+        sentences(s)
+    }
+}

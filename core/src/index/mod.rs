@@ -1,0 +1,7 @@
+//! The retrieval index: passages of every servable revision in a tantivy index (a word field
+//! for BM25, a trigram field for substring recall, filter fields, stored passage text), with
+//! the hashed character-trigram embeddings beside it, one directory per build, published by
+//! swapping `.theurian/state/active-index.json`.
+
+pub mod chunk;
+pub mod embed;
