@@ -28,6 +28,9 @@ pub enum Command {
     /// Check and apply the project's knowledge migrations.
     #[command(subcommand)]
     Migrate(MigrateCommand),
+    /// Build and inspect the ranked retrieval index.
+    #[command(subcommand)]
+    Index(IndexCommand),
     /// Start, stop and inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -114,6 +117,22 @@ pub enum MigrateCommand {
         allow_uncommitted: bool,
     },
     /// Show how many migrations the current state has applied and which are pending.
+    Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Chunk every servable revision of the active state into a new index build (tantivy, with
+    /// hashed-trigram embeddings) and publish it; the previous build serves until then.
+    Build {
+        /// Index drafts and proposals too, so `includeUnapproved` searches are ranked.
+        #[arg(long)]
+        include_unapproved: bool,
+        /// Skip the dense embeddings (useDense then has nothing to add).
+        #[arg(long)]
+        no_embeddings: bool,
+    },
+    /// Show the published build, the state it was built from, and whether it is stale.
     Status,
 }
 

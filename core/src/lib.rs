@@ -10,8 +10,8 @@ pub mod datadir;
 pub mod error;
 pub mod fsutil;
 pub mod gitcheck;
-pub mod index;
 pub mod gitdir;
+pub mod index;
 pub mod knowledge;
 pub mod layout;
 pub mod migrate;
@@ -20,6 +20,7 @@ pub mod registry;
 pub mod serving_profile;
 pub mod store;
 pub mod token;
+pub mod ulid;
 
 pub use error::{CoreError, Exit};
 

@@ -28,6 +28,19 @@ impl Ceiling {
         let rank = LEVELS.iter().position(|l| *l == self.0).unwrap_or(1);
         LEVELS[..=rank].to_vec()
     }
+
+    /// The visible levels as the store spells them.
+    pub fn visible_names(self) -> Vec<&'static str> {
+        self.visible()
+            .iter()
+            .map(|s| match s {
+                Sensitivity::Public => "public",
+                Sensitivity::Internal => "internal",
+                Sensitivity::Confidential => "confidential",
+                Sensitivity::Restricted => "restricted",
+            })
+            .collect()
+    }
 }
 
 /// Reads the ceiling, refusing anything but a private regular file naming one level.

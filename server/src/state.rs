@@ -34,6 +34,8 @@ pub struct Shared {
     pub started_at: String,
     /// Read-only pools on the state databases.
     pub pools: theurian_core::knowledge::pool::ReadPools,
+    /// Opened index builds.
+    pub indexes: theurian_core::index::open::IndexCache,
     /// The knowledge.search admission gate.
     pub search_gate: crate::admission::Gate,
     /// A random id for this run, published by `/health` and recorded in the lock file, so
@@ -47,15 +49,6 @@ pub type AppState = Arc<Shared>;
 impl Shared {
     /// The sensitivity levels this daemon may disclose, as stored strings.
     pub fn visible_levels(&self) -> Vec<&'static str> {
-        self.ceiling
-            .visible()
-            .iter()
-            .map(|s| match s {
-                theurian_protocol::mcp::Sensitivity::Public => "public",
-                theurian_protocol::mcp::Sensitivity::Internal => "internal",
-                theurian_protocol::mcp::Sensitivity::Confidential => "confidential",
-                theurian_protocol::mcp::Sensitivity::Restricted => "restricted",
-            })
-            .collect()
+        self.ceiling.visible_names()
     }
 }

@@ -454,7 +454,10 @@ fn no_mutated_migration_makes_the_loader_panic() {
 fn the_dogfood_corpus_chunks_into_the_reference_count() {
     use theurian_core::index::chunk::{chunk, served_text};
     use theurian_protocol::migration::Operation;
-    let root = shared().join("corpus/theurian-dogfood").canonicalize().expect("corpus");
+    let root = shared()
+        .join("corpus/theurian-dogfood")
+        .canonicalize()
+        .expect("corpus");
     let set = MigrationSet::load(&root).expect("load");
     let mut total = 0;
     for m in &set.ordered {

@@ -30,7 +30,7 @@ pub fn project_root() -> Result<std::path::PathBuf, CoreError> {
 }
 
 /// The project as the pipeline needs it: root, id (registered, else derived) and store row.
-fn project(data: &DataDir) -> Result<Project, CoreError> {
+pub fn project(data: &DataDir) -> Result<Project, CoreError> {
     let root = project_root()?;
     let repo = gitdir::discover(&root)?;
     let registry = Registry::load(data)?;

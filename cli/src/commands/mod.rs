@@ -3,6 +3,7 @@
 mod auth;
 mod bench;
 mod daemon;
+mod index;
 mod init;
 mod migrate;
 mod project;
@@ -19,6 +20,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Init => init::run(&data),
         Command::Project(cmd) => project::run(&data, cmd),
         Command::Migrate(cmd) => migrate::run(&data, cmd),
+        Command::Index(cmd) => index::run(&data, cmd),
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),

@@ -11,7 +11,8 @@ pub const TARGET_CHARS: usize = 1000;
 /// Passages shorter than this are merged with their neighbours.
 pub const MIN_CHARS: usize = 120;
 
-static HEADING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^(#{1,6})\s+(.*)$").expect("regex"));
+static HEADING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^(#{1,6})\s+(.*)$").expect("regex"));
 static PARAGRAPH_BREAK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\n\s*\n").expect("regex"));
 
 /// One passage.
@@ -36,7 +37,10 @@ pub fn served_text(title: &str, body: &str) -> String {
 
 fn sections(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let mut starts: Vec<(usize, String)> = HEADING.captures_iter(text).filter_map(|c| Some((c.get(0)?.start(), c.get(2)?.as_str().trim().to_owned()))).collect();
+    let mut starts: Vec<(usize, String)> = HEADING
+        .captures_iter(text)
+        .filter_map(|c| Some((c.get(0)?.start(), c.get(2)?.as_str().trim().to_owned())))
+        .collect();
     let first = starts.first().map_or(text.len(), |(s, _)| *s);
     out.push((String::new(), text[..first].to_owned()));
     starts.push((text.len(), String::new()));
@@ -44,7 +48,10 @@ fn sections(text: &str) -> Vec<(String, String)> {
         let ((start, heading), (end, _)) = (&pair[0], &pair[1]);
         out.push((heading.clone(), text[*start..*end].to_owned()));
     }
-    out.into_iter().map(|(h, t)| (h, t.trim().to_owned())).filter(|(_, t)| !t.is_empty()).collect()
+    out.into_iter()
+        .map(|(h, t)| (h, t.trim().to_owned()))
+        .filter(|(_, t)| !t.is_empty())
+        .collect()
 }
 
 /// Greedily re-joins `parts` with `sep` into pieces of at most `TARGET_CHARS`; a part already
@@ -94,7 +101,14 @@ fn split_long(text: &str) -> Vec<String> {
         return vec![text.to_owned()];
     }
     let mut pieces = Vec::new();
-    for para in pack(PARAGRAPH_BREAK.split(text).map(str::to_owned).filter(|p| !p.is_empty()).collect(), "\n\n") {
+    for para in pack(
+        PARAGRAPH_BREAK
+            .split(text)
+            .map(str::to_owned)
+            .filter(|p| !p.is_empty())
+            .collect(),
+        "\n\n",
+    ) {
         if len(&para) <= TARGET_CHARS {
             pieces.push(para);
             continue;
@@ -104,13 +118,20 @@ fn split_long(text: &str) -> Vec<String> {
                 pieces.push(sentence);
                 continue;
             }
-            for words in pack(sentence.split_whitespace().map(str::to_owned).collect(), " ") {
+            for words in pack(
+                sentence.split_whitespace().map(str::to_owned).collect(),
+                " ",
+            ) {
                 if len(&words) <= TARGET_CHARS {
                     pieces.push(words);
                     continue;
                 }
                 let chars: Vec<char> = words.chars().collect();
-                pieces.extend(chars.chunks(TARGET_CHARS).map(|c| c.iter().collect::<String>()));
+                pieces.extend(
+                    chars
+                        .chunks(TARGET_CHARS)
+                        .map(|c| c.iter().collect::<String>()),
+                );
             }
         }
     }
@@ -150,7 +171,15 @@ pub fn chunk(text: &str) -> Vec<Chunk> {
             _ => merged.push((h, t)),
         }
     }
-    merged.into_iter().enumerate().map(|(ordinal, (heading, text))| Chunk { ordinal, heading, text }).collect()
+    merged
+        .into_iter()
+        .enumerate()
+        .map(|(ordinal, (heading, text))| Chunk {
+            ordinal,
+            heading,
+            text,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -159,7 +188,10 @@ mod tests {
 
     #[test]
     fn a_short_title_folds_into_the_first_section() {
-        let chunks = chunk(&served_text("Retry policy", "# Retry policy\n\nRetry idempotent calls up to 3 times.\n"));
+        let chunks = chunk(&served_text(
+            "Retry policy",
+            "# Retry policy\n\nRetry idempotent calls up to 3 times.\n",
+        ));
         assert_eq!(chunks.len(), 1);
         assert_eq!(chunks[0].heading, "");
         assert!(chunks[0].text.starts_with("Retry policy\n\n# Retry policy"));
@@ -174,9 +206,16 @@ mod tests {
         assert!(chunks.iter().all(|c| c.heading == "H"));
         let sentences = "This is a sentence. ".repeat(120);
         let chunks = chunk(&sentences);
-        assert!(chunks.len() >= 3 && chunks.iter().all(|c| len(&c.text) <= TARGET_CHARS), "{:?}", chunks.iter().map(|c| len(&c.text)).collect::<Vec<_>>());
+        assert!(
+            chunks.len() >= 3 && chunks.iter().all(|c| len(&c.text) <= TARGET_CHARS),
+            "{:?}",
+            chunks.iter().map(|c| len(&c.text)).collect::<Vec<_>>()
+        );
         assert!(chunk("").is_empty());
-        assert_eq!(sentences_of("終わり。次！ A. B"), vec!["終わり。", "次！", " A.", "B"]);
+        assert_eq!(
+            sentences_of("終わり。次！ A. B"),
+            vec!["終わり。", "次！", " A.", "B"]
+        );
     }
 
     fn sentences_of(s: &str) -> Vec<String> {

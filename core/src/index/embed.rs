@@ -35,18 +35,30 @@ pub fn embed(text: &str) -> Vec<f32> {
         for word in norm.split(' ') {
             for gram in grams(word) {
                 let mut digest = [0u8; 8];
-                let Ok(mut hasher) = Blake2bVar::new(8) else { continue };
+                let Ok(mut hasher) = Blake2bVar::new(8) else {
+                    continue;
+                };
                 hasher.update(gram.as_bytes());
                 if hasher.finalize_variable(&mut digest).is_err() {
                     continue;
                 }
-                let bucket = u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]]) as usize % DIMENSION;
+                let bucket = u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]])
+                    as usize
+                    % DIMENSION;
                 v[bucket] += if digest[4] & 1 == 1 { 1.0 } else { -1.0 };
             }
         }
     }
     let length = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    v.iter().map(|x| if length > 0.0 { (x / length) as f32 } else { 0.0 }).collect()
+    v.iter()
+        .map(|x| {
+            if length > 0.0 {
+                (x / length) as f32
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 /// Cosine similarity of a query vector with a stored one, in f64 (0 when either is zero).
@@ -76,7 +88,10 @@ mod tests {
         assert_eq!(v.len(), DIMENSION);
         assert!((v.iter().map(|x| (*x as f64).powi(2)).sum::<f64>() - 1.0).abs() < 1e-6);
         assert!(embed("   ").iter().all(|x| *x == 0.0));
-        assert!(cosine(&embed("retry policy"), &embed("retry policies")) > cosine(&embed("retry policy"), &embed("tax ledger")));
+        assert!(
+            cosine(&embed("retry policy"), &embed("retry policies"))
+                > cosine(&embed("retry policy"), &embed("tax ledger"))
+        );
         assert_eq!(grams("a"), vec![" a "]);
         assert_eq!(grams("ab"), vec![" ab", "ab "]);
     }

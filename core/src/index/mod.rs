@@ -3,5 +3,11 @@
 //! the hashed character-trigram embeddings beside it, one directory per build, published by
 //! swapping `.theurian/state/active-index.json`.
 
+pub mod build;
+pub mod choose;
 pub mod chunk;
 pub mod embed;
+pub mod fields;
+pub mod open;
+pub mod pointer;
+pub mod search;

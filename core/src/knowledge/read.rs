@@ -313,3 +313,48 @@ pub async fn applied_count(pool: &SqlitePool, project: &str) -> Result<u64, Read
         .await?;
     Ok(n.max(0) as u64)
 }
+
+/// Every item that may be served under `statuses` and `visible`, with its current revision
+/// (no anchors), in item-id order: what an index build indexes.
+pub async fn servable(
+    pool: &SqlitePool,
+    project: &str,
+    statuses: &[&str],
+    visible: &[&str],
+) -> Result<Vec<ItemView>, ReadError> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{ITEM_COLUMNS} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.status IN (SELECT value FROM json_each(?))
+         AND i.sensitivity IN (SELECT value FROM json_each(?)) ORDER BY i.item_id"
+    )))
+    .bind(project)
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .fetch_all(pool)
+    .await?;
+    rows.iter().filter_map(|r| view(r).transpose()).collect()
+}
+
+/// The canonical facts the retrieval gate needs for `items`, by id (absent items are missing).
+pub async fn gate_rows(
+    pool: &SqlitePool,
+    project: &str,
+    items: &[&str],
+) -> Result<Vec<ItemView>, ReadError> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{ITEM_COLUMNS} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.item_id IN (SELECT value FROM json_each(?))"
+    )))
+    .bind(project)
+    .bind(json_list(items))
+    .fetch_all(pool)
+    .await?;
+    rows.iter().filter_map(|r| view(r).transpose()).collect()
+}
+
+/// Anchors of one revision (for a ranked hit).
+pub async fn anchors_of(
+    pool: &SqlitePool,
+    project: &str,
+    revision: &str,
+) -> Result<Vec<Anchor>, ReadError> {
+    anchors(pool, project, revision).await
+}

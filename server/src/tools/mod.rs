@@ -34,12 +34,17 @@ impl Handlers {
 
 impl ToolHandlers for Handlers {
     const KNOWLEDGE_SEARCH: Option<KeyUsage> = Some(KeyUsage {
-        read: &["projectId", "snapshotId", "query", "limit", "maxTokens", "includeUnapproved", "asOf"],
-        unread: &[
-            ("agentId", PROVENANCE_ONLY),
-            ("taskId", PROVENANCE_ONLY),
-            ("useDense", "dense retrieval needs the ranked index, which this build does not search yet; the unranked scan answers"),
+        read: &[
+            "projectId",
+            "snapshotId",
+            "query",
+            "limit",
+            "maxTokens",
+            "includeUnapproved",
+            "asOf",
+            "useDense",
         ],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const KNOWLEDGE_GET: Option<KeyUsage> = Some(KeyUsage {
         read: &["projectId", "snapshotId", "itemId", "includeUnapproved"],

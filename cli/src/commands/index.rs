@@ -1,0 +1,61 @@
+//! `theurian index build | status`.
+
+use super::migrate::project;
+use crate::args::IndexCommand;
+use serde_json::{json, Value};
+use theurian_core::datadir::DataDir;
+use theurian_core::index::build::{build, BuildOptions};
+use theurian_core::index::pointer::{BuildInfo, IndexPointer};
+use theurian_core::store::{pipeline, pointer};
+use theurian_core::{serving_profile, CoreError};
+
+pub fn run(data: &DataDir, cmd: IndexCommand) -> Result<Value, CoreError> {
+    let project = project(data)?;
+    match cmd {
+        IndexCommand::Build {
+            include_unapproved,
+            no_embeddings,
+        } => {
+            let visible = serving_profile::load(data)?.visible_names();
+            pipeline::runtime()?.block_on(build(
+                data,
+                &project.root,
+                &project.row.project_id,
+                &visible,
+                BuildOptions {
+                    include_unapproved,
+                    no_embeddings,
+                },
+            ))
+        }
+        IndexCommand::Status => {
+            let state_dir = project.root.join(".theurian/state");
+            let current = pointer::read(&state_dir)?.map(|a| a.state_hash);
+            let published: Option<IndexPointer> =
+                std::fs::read_to_string(state_dir.join("active-index.json"))
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok());
+            let Some(p) = published else {
+                return Ok(
+                    json!({"published": false, "currentStateHash": current, "note": "No index is published; run `theurian index build`."}),
+                );
+            };
+            let info =
+                BuildInfo::read(&state_dir.join(format!("theurian-index-{}", p.index_build_id)));
+            Ok(json!({
+                "published": true,
+                "indexBuildId": p.index_build_id,
+                "builtFromStateHash": p.state_hash,
+                "currentStateHash": current,
+                "stale": current.as_deref() != Some(p.state_hash.as_str()),
+                "indexesUnapproved": p.indexes_unapproved,
+                "indexedSensitivities": p.indexed_sensitivities,
+                "items": info.as_ref().map(|i| i.items),
+                "chunks": info.as_ref().map(|i| i.chunks),
+                "embeddingModel": info.as_ref().map(|i| i.embedding_model.clone()),
+                "builtAt": info.as_ref().map(|i| i.built_at.clone()),
+                "readable": info.is_some(),
+            }))
+        }
+    }
+}

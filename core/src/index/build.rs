@@ -1,0 +1,172 @@
+//! `theurian index build`: chunk every servable revision of the active state into a fresh
+//! tantivy directory (with embeddings beside it), then publish it by swapping
+//! `active-index.json`. A build is written under a `.building` name and renamed only when
+//! complete, so readers never open half an index, and a crash leaves the previous build serving.
+
+use super::chunk::{chunk, served_text};
+use super::embed::{embed, DIMENSION, MODEL};
+use super::fields::{register, schema};
+use super::pointer::{self, BuildInfo, IndexPointer, FORMAT_VERSION};
+use crate::datadir::DataDir;
+use crate::fsutil::write_atomic;
+use crate::knowledge::read;
+use crate::knowledge::{APPROVED_ONLY, SURFACEABLE};
+use crate::migrate::load::sha256_hex;
+use crate::store::lock::{acquire, WRITE_LOCK_WAIT};
+use crate::store::{pointer as state_pointer, provenance, time};
+use crate::CoreError;
+use serde_json::{json, Value};
+use std::path::Path;
+use tantivy::{doc, Index, IndexWriter};
+
+/// What to build.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuildOptions {
+    /// Index drafts and proposals too.
+    pub include_unapproved: bool,
+    /// Skip the dense embeddings.
+    pub no_embeddings: bool,
+}
+
+fn index_error(e: impl std::fmt::Display) -> CoreError {
+    CoreError::state(format!("The index could not be written: {e}."), "Check free disk space and permissions on .theurian/state/, then run `theurian index build` again.")
+}
+
+/// Builds and publishes an index for `project_id` at `root` (canonical).
+pub async fn build(
+    data: &DataDir,
+    root: &Path,
+    project_id: &str,
+    visible: &[&str],
+    options: BuildOptions,
+) -> Result<Value, CoreError> {
+    let started = std::time::Instant::now();
+    let state_dir = root.join(".theurian/state");
+    let active = state_pointer::read(&state_dir)?.ok_or_else(|| {
+        CoreError::state(
+            "This project has no built knowledge state to index.",
+            "Run `theurian migrate apply` first, then `theurian index build`.",
+        )
+    })?;
+    if !provenance::is_recorded(data, root, "state", &active.state_hash) {
+        return Err(CoreError::state(
+            "The active knowledge state was not built by this Theurian installation, so it is not indexed.",
+            "Delete .theurian/state/ and run `theurian migrate apply`, then `theurian index build`.",
+        ));
+    }
+    let database = state_dir.join(&active.database_filename);
+    let pool = crate::knowledge::pool::ReadPools::default().get(&database);
+    let statuses = if options.include_unapproved {
+        SURFACEABLE
+    } else {
+        APPROVED_ONLY
+    };
+    let read_err = |e: read::ReadError| {
+        CoreError::state(
+            format!("The state database cannot be read: {e:?}."),
+            "Delete .theurian/state/ and run `theurian migrate apply` again.",
+        )
+    };
+    let items = read::servable(&pool, project_id, statuses, visible)
+        .await
+        .map_err(read_err)?;
+    let held = read::servable(
+        &pool,
+        project_id,
+        SURFACEABLE,
+        &["public", "internal", "confidential", "restricted"],
+    )
+    .await
+    .map_err(read_err)?;
+    pool.close().await;
+    if items.is_empty() && !held.is_empty() {
+        return Err(CoreError::state(
+            format!("The state holds {} item(s) but none may be indexed under the current flags and serving profile; the empty build was not published.", held.len()),
+            "Check the serving profile ceiling and --include-unapproved; the previous index (if any) keeps serving.",
+        ));
+    }
+    let _lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
+    let build_id = crate::ulid::new();
+    let final_dir = state_dir.join(format!("theurian-index-{build_id}"));
+    let building = state_dir.join(format!("theurian-index-{build_id}.building"));
+    std::fs::create_dir_all(&building).map_err(|e| CoreError::io("create", &building, &e))?;
+    let (schema, f) = schema();
+    let index = Index::create_in_dir(&building, schema).map_err(index_error)?;
+    register(&index);
+    let mut writer: IndexWriter = index.writer(50_000_000).map_err(index_error)?;
+    let mut vectors: Vec<u8> = Vec::new();
+    let mut seq = 0u64;
+    for item in &items {
+        let served = served_text(&item.title, &item.body);
+        let sha = sha256_hex(served.as_bytes());
+        for c in chunk(&served) {
+            let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
+            writer
+                .add_document(doc!(
+                    f.chunk_id => chunk_id,
+                    f.item_id => item.item_id.as_str(),
+                    f.revision_id => item.revision_id.as_str(),
+                    f.served_sha => sha.as_str(),
+                    f.status => item.status.as_str(),
+                    f.sensitivity => item.sensitivity.as_str(),
+                    f.heading => c.heading.as_str(),
+                    f.text => c.text.as_str(),
+                    f.words => format!("{}\n{}", c.heading, c.text),
+                    f.trigrams => format!("{}\n{}", c.heading, c.text),
+                    f.seq => seq,
+                ))
+                .map_err(index_error)?;
+            if !options.no_embeddings {
+                for x in embed(&c.text) {
+                    vectors.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+            seq += 1;
+        }
+    }
+    writer.commit().map_err(index_error)?;
+    writer.wait_merging_threads().map_err(index_error)?;
+    let info = BuildInfo {
+        format_version: FORMAT_VERSION,
+        index_build_id: build_id.clone(),
+        state_hash: active.state_hash.clone(),
+        project_id: project_id.to_owned(),
+        embedding_model: if options.no_embeddings {
+            String::new()
+        } else {
+            MODEL.to_owned()
+        },
+        embedding_dimension: if options.no_embeddings { 0 } else { DIMENSION },
+        built_at: time::now_micros(),
+        items: items.len(),
+        chunks: seq as usize,
+        indexes_unapproved: options.include_unapproved,
+        indexed_sensitivities: visible.iter().map(|s| s.to_string()).collect(),
+    };
+    if !options.no_embeddings {
+        write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
+    }
+    info.write(&building)?;
+    std::fs::rename(&building, &final_dir).map_err(|e| CoreError::io("publish", &final_dir, &e))?;
+    provenance::record(data, root, "index", &build_id)?;
+    IndexPointer {
+        index_build_id: build_id.clone(),
+        state_hash: active.state_hash.clone(),
+        project_id: project_id.to_owned(),
+        indexes_unapproved: options.include_unapproved,
+        indexed_sensitivities: info.indexed_sensitivities.clone(),
+        purge_failed: false,
+    }
+    .write(&state_dir)?;
+    Ok(json!({
+        "indexBuildId": build_id,
+        "stateHash": active.state_hash,
+        "projectId": project_id,
+        "items": info.items,
+        "chunks": info.chunks,
+        "embeddingModel": info.embedding_model,
+        "indexesUnapproved": options.include_unapproved,
+        "indexedSensitivities": info.indexed_sensitivities,
+        "seconds": (started.elapsed().as_secs_f64() * 1e3).round() / 1e3,
+    }))
+}

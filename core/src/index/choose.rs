@@ -1,0 +1,96 @@
+//! Whether the published index may answer a search, in the reference's order of checks, and the
+//! fallback reason when it may not.
+
+use super::pointer::IndexPointer;
+use crate::datadir::DataDir;
+use crate::store::provenance;
+use std::path::{Path, PathBuf};
+
+/// Why the ranked path stands aside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallback {
+    NoIndex,
+    PointerInvalid,
+    PurgeFailed,
+    FileMissing,
+    SchemaMismatch,
+    Unbuilt,
+    ProjectMismatch,
+    ProfileMismatch,
+    UnapprovedNotIndexed,
+    Unreadable,
+}
+
+/// The published build that may answer, or why none may.
+pub fn choose(
+    data: &DataDir,
+    root: &Path,
+    project_id: &str,
+    visible: &[&str],
+    include_unapproved: bool,
+) -> Result<(IndexPointer, PathBuf), Fallback> {
+    let state_dir = root.join(".theurian/state");
+    let path = state_dir.join("active-index.json");
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(_) => return Err(Fallback::NoIndex),
+    };
+    if !meta.is_file() || meta.len() > 64 * 1024 {
+        return Err(Fallback::PointerInvalid);
+    }
+    let text = std::fs::read_to_string(&path).map_err(|_| Fallback::PointerInvalid)?;
+    let raw: serde_json::Value =
+        serde_json::from_str(&text).map_err(|_| Fallback::PointerInvalid)?;
+    if raw
+        .get("purgeFailed")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+    {
+        return Err(Fallback::PurgeFailed);
+    }
+    let id = raw
+        .get("indexBuildId")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(Fallback::PointerInvalid);
+    }
+    let dir = state_dir.join(format!("theurian-index-{id}"));
+    if !dir.is_dir() {
+        // A reference build is a single .sqlite file: present, but not ours to read.
+        return Err(
+            if state_dir
+                .join(format!("theurian-index-{id}.sqlite"))
+                .exists()
+            {
+                Fallback::SchemaMismatch
+            } else {
+                Fallback::FileMissing
+            },
+        );
+    }
+    let pointer: IndexPointer =
+        serde_json::from_value(raw).map_err(|_| Fallback::PointerInvalid)?;
+    if !provenance::is_recorded(data, root, "index", &id) {
+        return Err(Fallback::Unbuilt);
+    }
+    if pointer.project_id != project_id {
+        return Err(Fallback::ProjectMismatch);
+    }
+    let mut recorded: Vec<&str> = pointer
+        .indexed_sensitivities
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let mut grant: Vec<&str> = visible.to_vec();
+    recorded.sort();
+    grant.sort();
+    if recorded != grant {
+        return Err(Fallback::ProfileMismatch);
+    }
+    if include_unapproved && !pointer.indexes_unapproved {
+        return Err(Fallback::UnapprovedNotIndexed);
+    }
+    Ok((pointer, dir))
+}

@@ -1,0 +1,65 @@
+//! The files around an index build: `active-index.json` (which build serves; the reference's
+//! keys) and `build.json` inside each build directory (what it holds and how it was built).
+
+use crate::fsutil::write_atomic;
+use crate::CoreError;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The layout version of our build directories.
+pub const FORMAT_VERSION: u32 = 1;
+/// Embeddings beside the tantivy files: little-endian f32, one vector per passage in `seq` order.
+pub const EMBEDDINGS_FILE: &str = "embeddings.f32";
+/// The build's own description.
+pub const BUILD_FILE: &str = "build.json";
+
+/// `.theurian/state/active-index.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexPointer {
+    pub index_build_id: String,
+    pub state_hash: String,
+    pub project_id: String,
+    pub indexes_unapproved: bool,
+    pub indexed_sensitivities: Vec<String>,
+    pub purge_failed: bool,
+}
+
+impl IndexPointer {
+    /// Writes the pointer atomically (indent 2, no final newline, as the reference does).
+    pub fn write(&self, state_dir: &Path) -> Result<(), CoreError> {
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        write_atomic(&state_dir.join("active-index.json"), text.as_bytes(), 0o644)
+    }
+}
+
+/// `build.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BuildInfo {
+    pub format_version: u32,
+    pub index_build_id: String,
+    pub state_hash: String,
+    pub project_id: String,
+    pub embedding_model: String,
+    pub embedding_dimension: usize,
+    pub built_at: String,
+    pub items: usize,
+    pub chunks: usize,
+    pub indexes_unapproved: bool,
+    pub indexed_sensitivities: Vec<String>,
+}
+
+impl BuildInfo {
+    /// Writes `build.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> Result<(), CoreError> {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        write_atomic(&dir.join(BUILD_FILE), text.as_bytes(), 0o644)
+    }
+
+    /// Reads `build.json` from `dir`.
+    pub fn read(dir: &Path) -> Option<BuildInfo> {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(BUILD_FILE)).ok()?).ok()
+    }
+}

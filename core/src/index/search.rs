@@ -1,0 +1,439 @@
+//! The ranked path of `knowledge.search`: lexical (BM25 over words), substring (trigrams, or a
+//! scored scan below three characters) and, on request, dense retrieval; each ranking passed
+//! through the visibility gate inside its own depth loop before fusion; reciprocal rank fusion
+//! (k = 60, ranks from 1, ties by chunk id); one passage per item.
+//!
+//! The gate checks every candidate against the canonical store (item visible now, its current
+//! revision is the indexed one, the served text hashes to what was indexed), so a stale or
+//! tampered index can only return less, never withheld text.
+
+use super::embed::{cosine, embed};
+use super::fields::word_analyzer;
+use super::open::{OpenIndex, Passage};
+use crate::knowledge::read::{self, ItemView, ReadError};
+use crate::migrate::load::sha256_hex;
+use sqlx::sqlite::SqlitePool;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::Term;
+
+/// Visible passages each retriever may contribute.
+pub const CANDIDATE_DEPTH: usize = 50;
+/// The first page a retriever reads.
+pub const FIRST_PASS_DEPTH: usize = 100;
+/// Query terms kept, longest first.
+pub const MAX_QUERY_TERMS: usize = 64;
+/// Terms the below-trigram scan uses.
+pub const SCAN_TERMS: usize = 8;
+/// Fusion constant.
+pub const RRF_K: f64 = 60.0;
+/// Dense hits below this similarity are dropped.
+pub const DENSE_SIMILARITY_FLOOR: f64 = 0.25;
+
+/// What the caller asked for, already normalised and clamped.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub project: &'a str,
+    pub query: &'a str,
+    pub statuses: &'a [&'a str],
+    pub visible: &'a [&'a str],
+    pub use_dense: bool,
+    /// `asOf`: only items whose validity window contains this moment.
+    pub valid_at: Option<chrono::DateTime<chrono::FixedOffset>>,
+}
+
+/// One fused result.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub item: ItemView,
+    pub passage: String,
+    pub fused_score: f64,
+    pub found_by: Vec<&'static str>,
+}
+
+/// Why the ranked path failed while answering (the tool falls back, `index-unreadable`).
+#[derive(Debug)]
+pub enum SearchError {
+    Index(String),
+    Canonical(ReadError),
+}
+
+/// The query's terms: quotes become spaces, split on whitespace, `"*():^-` trimmed from both
+/// ends, at least `min_chars` code points, de-duplicated, longest first, at most 64.
+pub fn terms(query: &str, min_chars: usize) -> Vec<String> {
+    let cleaned: String = query
+        .chars()
+        .take(2000)
+        .map(|c| if c == '"' { ' ' } else { c })
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut out: Vec<String> = Vec::new();
+    for word in cleaned.split_whitespace() {
+        let t = word.trim_matches(|c| "\"*():^-".contains(c));
+        if t.chars().count() >= min_chars && !t.contains('\0') && seen.insert(t.to_owned()) {
+            out.push(t.to_owned());
+        }
+    }
+    out.sort_by_key(|t| std::cmp::Reverse(t.chars().count()));
+    out.truncate(MAX_QUERY_TERMS);
+    out
+}
+
+fn is_cjk_letter(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x1100..=0x11FF | 0x3130..=0x318F)
+}
+
+fn scope(idx: &OpenIndex, req: &Request<'_>) -> Vec<(Occur, Box<dyn Query>)> {
+    let any_of = |field, values: &[&str]| -> Box<dyn Query> {
+        let clauses: Vec<(Occur, Box<dyn Query>)> = values
+            .iter()
+            .map(|v| {
+                (
+                    Occur::Should,
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(field, v),
+                        IndexRecordOption::Basic,
+                    )) as Box<dyn Query>,
+                )
+            })
+            .collect();
+        Box::new(ConstScoreQuery::new(
+            Box::new(BooleanQuery::new(clauses)),
+            0.0,
+        ))
+    };
+    vec![
+        (Occur::Must, any_of(idx.fields.status, req.statuses)),
+        (Occur::Must, any_of(idx.fields.sensitivity, req.visible)),
+    ]
+}
+
+fn lexical_query(idx: &OpenIndex, terms: &[String]) -> Option<Box<dyn Query>> {
+    let mut analyzer = word_analyzer();
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for t in terms {
+        let mut tokens = Vec::new();
+        let mut stream = analyzer.token_stream(t);
+        while let Some(token) = stream.next() {
+            tokens.push(Term::from_field_text(idx.fields.words, &token.text));
+        }
+        match tokens.len() {
+            0 => {}
+            1 => clauses.push((
+                Occur::Should,
+                Box::new(TermQuery::new(
+                    tokens.remove(0),
+                    IndexRecordOption::WithFreqs,
+                )),
+            )),
+            _ => clauses.push((Occur::Should, Box::new(PhraseQuery::new(tokens)))),
+        }
+    }
+    (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
+}
+
+fn trigram_query(idx: &OpenIndex, terms: &[String]) -> Option<Box<dyn Query>> {
+    let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+        .iter()
+        .map(|t| {
+            let chars: Vec<char> = t.to_lowercase().chars().collect();
+            let grams: BTreeSet<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
+            let all: Vec<(Occur, Box<dyn Query>)> = grams
+                .into_iter()
+                .map(|g| {
+                    (
+                        Occur::Must,
+                        Box::new(TermQuery::new(
+                            Term::from_field_text(idx.fields.trigrams, &g),
+                            IndexRecordOption::WithFreqs,
+                        )) as Box<dyn Query>,
+                    )
+                })
+                .collect();
+            (
+                Occur::Should,
+                Box::new(BooleanQuery::new(all)) as Box<dyn Query>,
+            )
+        })
+        .collect();
+    (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
+}
+
+/// One page of a BM25 ranking: passages ordered by score then chunk id, and whether the
+/// ranking is exhausted. `keep` post-filters (exact substring for the trigram retriever).
+fn page(
+    idx: &OpenIndex,
+    req: &Request<'_>,
+    matcher: &dyn Query,
+    depth: usize,
+    keep: &dyn Fn(&Passage) -> bool,
+) -> Result<(Vec<usize>, bool), SearchError> {
+    let mut clauses = scope(idx, req);
+    clauses.push((Occur::Must, matcher.box_clone()));
+    let query = BooleanQuery::new(clauses);
+    let searcher = idx.reader.searcher();
+    let hits = searcher
+        .search(&query, &TopDocs::with_limit(depth + 1).order_by_score())
+        .map_err(|e| SearchError::Index(e.to_string()))?;
+    let exhausted = hits.len() <= depth;
+    let mut scored: Vec<(f32, usize)> = hits
+        .into_iter()
+        .filter_map(|(s, a)| idx.seq_of(a).map(|q| (s, q)))
+        .collect();
+    scored.truncate(depth);
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| idx.passages[a.1].chunk_id.cmp(&idx.passages[b.1].chunk_id))
+    });
+    Ok((
+        scored
+            .into_iter()
+            .map(|(_, q)| q)
+            .filter(|q| keep(&idx.passages[*q]))
+            .collect(),
+        exhausted,
+    ))
+}
+
+/// The scan below the trigram floor: occurrences × length of each short term, ASCII
+/// case-insensitive, over heading and text; every match, best first.
+fn scan(idx: &OpenIndex, req: &Request<'_>, terms: &[String]) -> Vec<usize> {
+    let lower = |s: &str| s.to_ascii_lowercase();
+    let terms: Vec<String> = terms.iter().map(|t| lower(t)).collect();
+    let mut scored: Vec<(usize, usize)> = idx
+        .passages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            req.statuses.contains(&p.status.as_str())
+                && req.visible.contains(&p.sensitivity.as_str())
+        })
+        .filter_map(|(seq, p)| {
+            let (text, heading) = (lower(&p.text), lower(&p.heading));
+            let score: usize = terms
+                .iter()
+                .map(|t| {
+                    (text.matches(t.as_str()).count() + heading.matches(t.as_str()).count())
+                        * t.len()
+                })
+                .sum();
+            (score > 0).then_some((score, seq))
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| idx.passages[a.1].chunk_id.cmp(&idx.passages[b.1].chunk_id))
+    });
+    scored.into_iter().map(|(_, s)| s).collect()
+}
+
+/// The canonical gate, memoised per item for one request.
+struct Gate<'a> {
+    pool: &'a SqlitePool,
+    req: &'a Request<'a>,
+    items: HashMap<String, Option<(ItemView, String)>>,
+}
+
+impl Gate<'_> {
+    async fn admit(&mut self, idx: &OpenIndex, seqs: &[usize]) -> Result<Vec<usize>, SearchError> {
+        let unknown: BTreeSet<&str> = seqs
+            .iter()
+            .map(|s| idx.passages[*s].item_id.as_str())
+            .filter(|i| !self.items.contains_key(*i))
+            .collect();
+        if !unknown.is_empty() {
+            let ids: Vec<&str> = unknown.iter().copied().collect();
+            let rows = read::gate_rows(self.pool, self.req.project, &ids)
+                .await
+                .map_err(SearchError::Canonical)?;
+            for id in ids {
+                self.items.insert(id.to_owned(), None);
+            }
+            for v in rows {
+                let visible = self.req.statuses.contains(&v.status.as_str())
+                    && self.req.visible.contains(&v.sensitivity.as_str());
+                if visible {
+                    let sha = sha256_hex(super::chunk::served_text(&v.title, &v.body).as_bytes());
+                    self.items.insert(v.item_id.clone(), Some((v, sha)));
+                }
+            }
+        }
+        Ok(seqs
+            .iter()
+            .copied()
+            .filter(|s| {
+                let p = &idx.passages[*s];
+                matches!(self.items.get(&p.item_id), Some(Some((v, sha))) if v.revision_id == p.revision_id && *sha == p.served_sha)
+            })
+            .collect())
+    }
+
+    fn valid(&self, idx: &OpenIndex, seq: usize) -> bool {
+        match (
+            &self.req.valid_at,
+            self.items.get(&idx.passages[seq].item_id),
+        ) {
+            (Some(moment), Some(Some((v, _)))) => {
+                use crate::store::time::parse;
+                crate::knowledge::text::within(
+                    moment,
+                    parse(&v.valid_from).as_ref(),
+                    v.valid_to.as_deref().and_then(parse).as_ref(),
+                )
+            }
+            (None, _) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Runs a paged retriever until 50 passages cleared the gate or it is exhausted, then applies
+/// the `asOf` filter and cuts to 50.
+async fn visible_ranking(
+    idx: &OpenIndex,
+    gate: &mut Gate<'_>,
+    mut fetch: impl FnMut(usize) -> Result<(Vec<usize>, bool), SearchError>,
+) -> Result<Vec<usize>, SearchError> {
+    let mut depth = FIRST_PASS_DEPTH;
+    loop {
+        let (rows, exhausted) = fetch(depth)?;
+        let cleared = gate.admit(idx, &rows).await?;
+        if cleared.len() >= CANDIDATE_DEPTH || exhausted {
+            let mut out: Vec<usize> = cleared
+                .into_iter()
+                .filter(|s| gate.valid(idx, *s))
+                .collect();
+            out.truncate(CANDIDATE_DEPTH);
+            return Ok(out);
+        }
+        depth *= 2;
+    }
+}
+
+/// Answers `req` from `idx`: fused hits, best first, one per item, not yet cut to `limit`.
+pub async fn ranked(
+    pool: &SqlitePool,
+    idx: &OpenIndex,
+    req: &Request<'_>,
+) -> Result<Vec<Hit>, SearchError> {
+    let mut gate = Gate {
+        pool,
+        req,
+        items: HashMap::new(),
+    };
+    let mut rankings: Vec<(&'static str, Vec<usize>)> = Vec::new();
+
+    let lexical_terms = terms(req.query, 1);
+    if let Some(q) = lexical_query(idx, &lexical_terms) {
+        rankings.push((
+            "lexical",
+            visible_ranking(idx, &mut gate, |d| page(idx, req, q.as_ref(), d, &|_| true)).await?,
+        ));
+    }
+    let trigram_terms = terms(req.query, 3);
+    if let Some(q) = trigram_query(idx, &trigram_terms) {
+        let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
+        let exact = |p: &Passage| {
+            let (t, h) = (p.text.to_lowercase(), p.heading.to_lowercase());
+            needles
+                .iter()
+                .any(|n| t.contains(n.as_str()) || h.contains(n.as_str()))
+        };
+        rankings.push((
+            "substring",
+            visible_ranking(idx, &mut gate, |d| page(idx, req, q.as_ref(), d, &exact)).await?,
+        ));
+    } else {
+        let scan_terms: Vec<String> = lexical_terms
+            .iter()
+            .filter(|t| t.chars().count() >= 2 || t.chars().next().is_some_and(is_cjk_letter))
+            .take(SCAN_TERMS)
+            .cloned()
+            .collect();
+        if !scan_terms.is_empty() {
+            let all = scan(idx, req, &scan_terms);
+            rankings.push((
+                "substring",
+                visible_ranking(idx, &mut gate, |_| Ok((all.clone(), true))).await?,
+            ));
+        }
+    }
+    if req.use_dense && !idx.embeddings.is_empty() {
+        let q = embed(req.query);
+        let mut scored: Vec<(f64, usize)> = (0..idx.passages.len())
+            .filter(|s| {
+                let p = &idx.passages[*s];
+                req.statuses.contains(&p.status.as_str())
+                    && req.visible.contains(&p.sensitivity.as_str())
+            })
+            .filter_map(|s| idx.embedding(s).map(|v| (cosine(&q, v), s)))
+            .filter(|(sim, _)| *sim >= DENSE_SIMILARITY_FLOOR)
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| idx.passages[a.1].chunk_id.cmp(&idx.passages[b.1].chunk_id))
+        });
+        let seqs: Vec<usize> = scored.into_iter().map(|(_, s)| s).collect();
+        let mut cleared: Vec<usize> = gate
+            .admit(idx, &seqs)
+            .await?
+            .into_iter()
+            .filter(|s| gate.valid(idx, *s))
+            .collect();
+        cleared.truncate(CANDIDATE_DEPTH);
+        rankings.push(("dense", cleared));
+    }
+
+    // Reciprocal rank fusion.
+    let mut fused: BTreeMap<usize, (f64, BTreeSet<&'static str>)> = BTreeMap::new();
+    for (name, ranking) in &rankings {
+        for (rank, seq) in ranking.iter().enumerate() {
+            let entry = fused.entry(*seq).or_insert((0.0, BTreeSet::new()));
+            entry.0 += 1.0 / (RRF_K + (rank + 1) as f64);
+            entry.1.insert(name);
+        }
+    }
+    let mut ordered: Vec<(usize, f64, BTreeSet<&'static str>)> = fused
+        .into_iter()
+        .map(|(s, (score, by))| (s, score, by))
+        .collect();
+    ordered.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| idx.passages[a.0].chunk_id.cmp(&idx.passages[b.0].chunk_id))
+    });
+    let mut seen_items = BTreeSet::new();
+    let mut hits = Vec::new();
+    for (seq, score, by) in ordered {
+        let p = &idx.passages[seq];
+        if !seen_items.insert(p.item_id.clone()) {
+            continue;
+        }
+        let Some(Some((item, _))) = gate.items.get(&p.item_id) else {
+            continue;
+        };
+        hits.push(Hit {
+            item: item.clone(),
+            passage: p.text.clone(),
+            fused_score: (score * 1e6).round() / 1e6,
+            found_by: by.into_iter().collect(),
+        });
+    }
+    Ok(hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_are_cleaned_deduplicated_and_longest_first() {
+        assert_eq!(
+            terms("the \"state hash\" (hash) -x- a", 1),
+            vec!["state", "hash", "the", "x", "a"]
+        );
+        assert_eq!(terms("ab abc  abcd", 3), vec!["abcd", "abc"]);
+        assert!(terms("  \" ", 1).is_empty());
+    }
+}

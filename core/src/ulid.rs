@@ -1,0 +1,36 @@
+//! New ULIDs: 48 bits of milliseconds and 80 random bits in Crockford base32, so ids sort by
+//! creation time (index builds, and later proposals).
+
+const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// A fresh ULID.
+pub fn new() -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mut random = [0u8; 10];
+    let _ = getrandom::fill(&mut random);
+    let mut value: u128 = millis << 80;
+    for (i, b) in random.iter().enumerate() {
+        value |= (*b as u128) << (8 * (9 - i));
+    }
+    (0..26)
+        .rev()
+        .map(|i| ALPHABET[((value >> (5 * i)) & 31) as usize] as char)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ulids_are_26_crockford_characters_and_sort_by_time() {
+        let a = super::new();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = super::new();
+        assert_eq!(a.len(), 26);
+        assert!(a.chars().all(|c| super::ALPHABET.contains(&(c as u8))));
+        assert!(a < b);
+        assert!(a.as_bytes()[0] <= b'7');
+    }
+}
