@@ -16,6 +16,7 @@ mod knowledge;
 mod migrate;
 mod migrate_apply;
 mod operations;
+mod ranked;
 mod schema_agreement;
 mod support;
 mod wire;

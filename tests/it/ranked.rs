@@ -1,0 +1,281 @@
+//! The ranked path of knowledge.search over real tantivy builds made by the real CLI.
+
+use crate::migrate::sha256;
+use crate::migrate_apply::{git, Repo};
+use crate::support::{shared, Daemon};
+use serde_json::{json, Value};
+use theurian_core::datadir::DataDir;
+use theurian_protocol::seat::Seat;
+use theurian_protocol::tools::ToolId;
+use theurian_server::ToolNames;
+
+async fn daemon_for(repo: &Repo) -> Daemon {
+    Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Dotted,
+    )
+    .await
+}
+
+fn search_body(result: &Value) -> Value {
+    assert_eq!(result["isError"], false, "{result}");
+    let body = result["structuredContent"].clone();
+    Seat::new()
+        .expect("seat")
+        .check_response(ToolId::KnowledgeSearch, &body)
+        .unwrap_or_else(|e| panic!("{e}"));
+    body
+}
+
+/// A repository with one migration per (item, sensitivity, body), committed and applied.
+fn project_with(items: &[(&str, &str, &str)]) -> Repo {
+    let repo = Repo::of(&shared().join("reference/worked-example"));
+    let dir = repo.dir.path().join(".theurian");
+    std::fs::remove_dir_all(dir.join("migrations")).expect("rm");
+    std::fs::create_dir_all(dir.join("migrations")).expect("mkdir");
+    for (i, (item, sensitivity, body)) in items.iter().enumerate() {
+        let file = format!("{item}.md");
+        std::fs::write(dir.join("knowledge").join(&file), body).expect("body");
+        let id = format!("01K1BBBBBB00000000000000{:02}", i + 1);
+        let rev = format!("01K1CCCCCC00000000000000{:02}", i + 1);
+        std::fs::write(
+            dir.join("migrations").join(format!("{id}.yaml")),
+            format!(
+                "apiVersion: theurian.dev/v1\nid: {id}\ncreatedAt: 2026-07-15T10:00:00Z\nauthor: t\noperations:\n  - op: upsertRevision\n    itemId: {item}\n    revisionId: {rev}\n    contentFile: ../knowledge/{file}\n    contentSha256: {}\n    metadata: {{title: {item}, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, sensitivity: {sensitivity}, labels: [authored-in-theurian]}}\n",
+                sha256(body.as_bytes())
+            ),
+        )
+        .expect("migration");
+    }
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "items"]);
+    repo.ok(&["--json", "project", "register", "--project-id", "ranked"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    repo
+}
+
+#[tokio::test]
+async fn retrievers_fuse_and_name_themselves_and_the_envelope_is_complete() {
+    let repo = project_with(&[
+        ("arch.retry", "public", "# Retry\n\nRetry idempotent requests with exponential backoff and jitter. Retry budgets cap load."),
+        ("arch.auth", "public", "# Auth\n\nEvery request carries a signed token. 認証トークンは毎回検証する。"),
+        ("arch.cache", "internal", "# Cache\n\nThe cache holds rendered pages for five minutes."),
+    ]);
+    let built = repo.ok(&["--json", "index", "build"]);
+    assert_eq!(
+        (built["items"].clone(), built["chunks"].clone()),
+        (json!(3), json!(3))
+    );
+    let daemon = daemon_for(&repo).await;
+    let mut c = daemon.client();
+    c.initialize().await;
+
+    let s = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "retry backoff"}),
+        )
+        .await,
+    );
+    let r = &s["retrieval"];
+    assert_eq!(
+        (
+            r["indexed"].clone(),
+            r["fallbackReason"].clone(),
+            r["mode"].clone(),
+            r["stale"].clone()
+        ),
+        (json!(true), Value::Null, json!("lexical"), json!(false))
+    );
+    assert_eq!(r["indexBuildId"], built["indexBuildId"]);
+    assert_eq!(r["staleAgainst"], "builtState");
+    assert_eq!(r["embeddingModel"], "");
+    let top = &s["results"][0];
+    assert_eq!(top["itemId"], "arch.retry");
+    assert_eq!(top["foundBy"], json!(["lexical", "substring"]));
+    // Rank 1 in both retrievers: 1/61 + 1/61.
+    assert_eq!(top["fusedScore"], json!(0.032787));
+
+    let cjk = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "トークン"}),
+        )
+        .await,
+    );
+    assert_eq!(cjk["results"][0]["itemId"], "arch.auth");
+    assert!(cjk["results"][0]["foundBy"]
+        .as_array()
+        .expect("foundBy")
+        .contains(&json!("substring")));
+    let short = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "認証"}),
+        )
+        .await,
+    );
+    assert_eq!(
+        short["results"][0]["itemId"], "arch.auth",
+        "below three characters the scan answers"
+    );
+
+    let dense = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "retry requests", "useDense": true}),
+        )
+        .await,
+    );
+    assert_eq!(
+        dense["retrieval"]["embeddingModel"],
+        "theurian-hashed-char-ngram"
+    );
+    assert_eq!(dense["retrieval"]["mode"], "hybrid");
+    assert!(dense["results"][0]["foundBy"]
+        .as_array()
+        .expect("foundBy")
+        .contains(&json!("dense")));
+
+    let none = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "zebra"}),
+        )
+        .await,
+    );
+    assert_eq!(
+        (none["count"].clone(), none["retrieval"]["mode"].clone()),
+        (json!(0), json!("none"))
+    );
+    let early = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "retry", "asOf": "2001-01-01T00:00:00Z"}),
+        )
+        .await,
+    );
+    assert_eq!(early["count"], 0);
+    let drafts = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "retry", "includeUnapproved": true}),
+        )
+        .await,
+    );
+    assert_eq!(
+        drafts["retrieval"]["fallbackReason"],
+        "unapproved-not-indexed"
+    );
+    daemon.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_withheld_item_is_never_returned_counted_or_allowed_to_move_a_rank() {
+    let shared_items = [
+        (
+            "arch.one",
+            "public",
+            "# One\n\nShared words about retry budgets and retry storms.",
+        ),
+        (
+            "arch.two",
+            "public",
+            "# Two\n\nRetry storms start when every client retries at once.",
+        ),
+    ];
+    let secret = (
+        "arch.secret",
+        "confidential",
+        "# Secret\n\nRetry retry retry: the vendor's retry quota is 17 per second.",
+    );
+    let with = project_with(&[shared_items[0], shared_items[1], secret]);
+    let without = project_with(&shared_items);
+    with.ok(&["--json", "index", "build"]);
+    without.ok(&["--json", "index", "build"]);
+    let (d1, d2) = (daemon_for(&with).await, daemon_for(&without).await);
+    let (mut c1, mut c2) = (d1.client(), d2.client());
+    c1.initialize().await;
+    c2.initialize().await;
+    for query in ["retry", "retry quota", "storms"] {
+        let a = search_body(
+            &c1.call(
+                "knowledge.search",
+                json!({"projectId": "ranked", "query": query, "useDense": true}),
+            )
+            .await,
+        );
+        let b = search_body(
+            &c2.call(
+                "knowledge.search",
+                json!({"projectId": "ranked", "query": query, "useDense": true}),
+            )
+            .await,
+        );
+        let strip = |v: &Value| -> Vec<(Value, Value, Value)> {
+            v["results"]
+                .as_array()
+                .expect("results")
+                .iter()
+                .map(|h| {
+                    (
+                        h["itemId"].clone(),
+                        h["fusedScore"].clone(),
+                        h["foundBy"].clone(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(strip(&a), strip(&b), "query {query:?}");
+        assert!(!a.to_string().contains("arch.secret") && !a.to_string().contains("quota is 17"));
+        assert_eq!(
+            a["retrieval"]["droppedForBudget"],
+            b["retrieval"]["droppedForBudget"]
+        );
+    }
+    d1.shutdown().await;
+    d2.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stale_index_is_labelled_and_its_outdated_passages_are_gated_out() {
+    let repo = project_with(&[("arch.retry", "public", "# Retry\n\nRetry with backoff.")]);
+    repo.ok(&["--json", "index", "build"]);
+    // A new revision of the same item: the index still holds the old passage.
+    let dir = repo.dir.path().join(".theurian");
+    let body = "# Retry\n\nNever retry non-idempotent writes.";
+    std::fs::write(dir.join("knowledge/arch.retry.v2.md"), body).expect("body");
+    std::fs::write(
+        dir.join("migrations/01K1BBBBBB0000000000000099.yaml"),
+        format!(
+            "apiVersion: theurian.dev/v1\nid: 01K1BBBBBB0000000000000099\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\ndependsOn: [01K1BBBBBB0000000000000001]\noperations:\n  - op: upsertRevision\n    itemId: arch.retry\n    revisionId: 01K1CCCCCC0000000000000099\n    expectedRevision: 01K1CCCCCC0000000000000001\n    contentFile: ../knowledge/arch.retry.v2.md\n    contentSha256: {}\n    metadata: {{title: arch.retry, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, sensitivity: public, labels: [authored-in-theurian]}}\n",
+            sha256(body.as_bytes())
+        ),
+    )
+    .expect("migration");
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "v2"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    let daemon = daemon_for(&repo).await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let s = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "backoff"}),
+        )
+        .await,
+    );
+    assert_eq!(s["retrieval"]["stale"], true);
+    assert!(s["retrieval"]["note"]
+        .as_str()
+        .is_some_and(|n| n.contains("theurian index build")));
+    assert_eq!(
+        s["count"], 0,
+        "the old revision's passage no longer matches the canonical state"
+    );
+    let status = repo.ok(&["--json", "index", "status"]);
+    assert_eq!(status["stale"], true);
+    daemon.shutdown().await;
+}
