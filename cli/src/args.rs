@@ -134,6 +134,8 @@ pub enum IndexCommand {
     },
     /// Show the published build, the state it was built from, and whether it is stale.
     Status,
+    /// Remove index builds that are not the published one (never the published build).
+    Gc,
 }
 
 #[derive(Debug, Subcommand)]

@@ -277,5 +277,28 @@ async fn a_stale_index_is_labelled_and_its_outdated_passages_are_gated_out() {
     );
     let status = repo.ok(&["--json", "index", "status"]);
     assert_eq!(status["stale"], true);
+    // A rebuild supersedes the stale build; gc removes it and keeps the published one.
+    let fresh = repo.ok(&["--json", "index", "build"]);
+    std::fs::create_dir_all(
+        repo.dir
+            .path()
+            .join(".theurian/state/theurian-index-01K1DDDDDD0000000000000000.building"),
+    )
+    .expect("abandoned");
+    let swept = repo.ok(&["--json", "index", "gc"]);
+    assert_eq!(
+        swept["removed"].as_array().map(Vec::len),
+        Some(2),
+        "{swept}"
+    );
+    assert_eq!(swept["kept"], fresh["indexBuildId"]);
+    assert!(repo
+        .dir
+        .path()
+        .join(format!(
+            ".theurian/state/theurian-index-{}",
+            fresh["indexBuildId"].as_str().expect("id")
+        ))
+        .is_dir());
     daemon.shutdown().await;
 }

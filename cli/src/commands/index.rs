@@ -4,7 +4,7 @@ use super::migrate::project;
 use crate::args::IndexCommand;
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
-use theurian_core::index::build::{build, BuildOptions};
+use theurian_core::index::build::{build, gc, BuildOptions};
 use theurian_core::index::pointer::{BuildInfo, IndexPointer};
 use theurian_core::store::{pipeline, pointer};
 use theurian_core::{serving_profile, CoreError};
@@ -28,6 +28,7 @@ pub fn run(data: &DataDir, cmd: IndexCommand) -> Result<Value, CoreError> {
                 },
             ))
         }
+        IndexCommand::Gc => gc(&project.root),
         IndexCommand::Status => {
             let state_dir = project.root.join(".theurian/state");
             let current = pointer::read(&state_dir)?.map(|a| a.state_hash);

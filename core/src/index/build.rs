@@ -170,3 +170,42 @@ pub async fn build(
         "seconds": (started.elapsed().as_secs_f64() * 1e3).round() / 1e3,
     }))
 }
+
+/// `theurian index gc`: removes index builds under `.theurian/state/` that are not the published
+/// one (superseded builds and abandoned `.building` directories). Never the published build,
+/// never anything that is not an index build of this implementation.
+pub fn gc(root: &Path) -> Result<Value, CoreError> {
+    let state_dir = root.join(".theurian/state");
+    let active: Option<String> = std::fs::read_to_string(state_dir.join("active-index.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| {
+            v.get("indexBuildId")
+                .and_then(|i| i.as_str())
+                .map(str::to_owned)
+        });
+    let mut removed = Vec::new();
+    let entries = match std::fs::read_dir(&state_dir) {
+        Ok(e) => e,
+        Err(_) => return Ok(json!({"removed": removed, "kept": active})),
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("theurian-index-") else {
+            continue;
+        };
+        let id = rest.strip_suffix(".building").unwrap_or(rest);
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if !is_dir
+            || !id.bytes().all(|b| b.is_ascii_alphanumeric())
+            || (Some(id) == active.as_deref() && !rest.ends_with(".building"))
+        {
+            continue;
+        }
+        std::fs::remove_dir_all(entry.path())
+            .map_err(|e| CoreError::io("remove", &entry.path(), &e))?;
+        removed.push(name);
+    }
+    removed.sort();
+    Ok(json!({"removed": removed, "kept": active}))
+}

@@ -43,11 +43,15 @@ fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
         schema_version: std::num::NonZeroU64::new(theurian_core::CANONICAL_SCHEMA_VERSION)
             .ok_or_else(|| Refusal::internal("system.capabilities", &"schema version"))?,
         capabilities: SystemCapabilitiesResponseCapabilities {
-            // Ranked (hybrid-capable) search arrives with the tantivy index; until then the best
-            // this build could do is the substring scan, and it does not serve even that yet.
-            knowledge_search: SystemCapabilitiesResponseCapabilitiesKnowledgeSearch::Substring,
+            // This build can fuse lexical, substring and dense rankings over a published index
+            // (dense on request); without one, search falls back to the unranked scan.
+            knowledge_search: if search {
+                SystemCapabilitiesResponseCapabilitiesKnowledgeSearch::Hybrid
+            } else {
+                SystemCapabilitiesResponseCapabilitiesKnowledgeSearch::Substring
+            },
             knowledge_get: serves(Handlers::KNOWLEDGE_GET),
-            hybrid_retrieval: false,
+            hybrid_retrieval: search,
             raptor: false,
             sensitivity_enforcement: search || serves(Handlers::KNOWLEDGE_GET),
             review_findings: serves(Handlers::REVIEW_FINDINGS),
