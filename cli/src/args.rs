@@ -151,6 +151,16 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 7419)]
         seed: u64,
     },
+    /// Build an index over a generated corpus and measure it: build time, search latency in
+    /// process and over a real socket, and known-item relevance (recall@1, recall@10, MRR).
+    Search {
+        /// Items in the generated corpus.
+        #[arg(long, default_value_t = 648)]
+        items: usize,
+        /// Searches timed in each mode (known-item queries, cycled).
+        #[arg(long, default_value_t = 500)]
+        queries: usize,
+    },
     /// Time `migrate apply` from cold (load, hash, build the database from empty) over a
     /// generated corpus, best of `--runs`.
     Apply {

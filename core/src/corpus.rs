@@ -106,13 +106,38 @@ impl Rng {
     }
 }
 
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "ri", "ven", "tor", "mi", "sal", "dre", "qua", "zen", "bel", "nor", "thi", "pra",
+    "gu", "sel", "mor", "ul", "fen", "ix",
+];
+
+/// A pseudo-word from a vocabulary of about 8,000, drawn with a skew so a few are common and
+/// most are rare: realistic document frequencies for BM25 and the known-item benchmark.
+fn rare_word(rng: &mut Rng) -> String {
+    let bound = rng.below(8000) + 1;
+    let mut n = rng.below(bound);
+    let mut word = String::new();
+    for _ in 0..3 {
+        word.push_str(SYLLABLES[n % SYLLABLES.len()]);
+        n /= SYLLABLES.len();
+    }
+    word
+}
+
 fn sentence(rng: &mut Rng) -> String {
     let n = rng.range(8, 20);
-    let mut words: Vec<&str> = (0..n).map(|_| rng.pick(WORDS)).collect();
-    let first = words[0].to_owned();
+    let words: Vec<String> = (0..n)
+        .map(|_| {
+            if rng.range(0, 9) < 7 {
+                rng.pick(WORDS).to_owned()
+            } else {
+                rare_word(rng)
+            }
+        })
+        .collect();
+    let first = &words[0];
     let cap = first[..1].to_uppercase() + &first[1..];
-    words[0] = "";
-    format!("{cap}{}.", words.join(" ").trim_end())
+    format!("{cap} {}.", words[1..].join(" "))
 }
 
 fn body(rng: &mut Rng, title: &str) -> String {

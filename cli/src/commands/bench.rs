@@ -25,6 +25,7 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             corpus::generate(&dir, items, seed)?;
             Ok(json!({"dir": dir.to_string_lossy(), "items": items, "seed": seed}))
         }
+        BenchCommand::Search { items, queries } => super::bench_search::run(items, queries),
         BenchCommand::Apply { items, runs } => {
             let work = scratch()?;
             let root = work.path().join("corpus");

@@ -2,6 +2,7 @@
 
 mod auth;
 mod bench;
+mod bench_search;
 mod daemon;
 mod index;
 mod init;

@@ -1,0 +1,251 @@
+//! `theurian bench search`: index build time, search latency (in process, and over the socket
+//! through the whole daemon), and known-item relevance over a generated corpus.
+//!
+//! Known items: for every document, a query of five consecutive words from one of its own body
+//! sentences (never its title); relevance is where that document lands in the ranked answer.
+
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+use theurian_core::corpus::{self, Rng};
+use theurian_core::datadir::DataDir;
+use theurian_core::gitdir::Repo;
+use theurian_core::index::build::{build, BuildOptions};
+use theurian_core::index::open::OpenIndex;
+use theurian_core::index::search::{ranked, Request};
+use theurian_core::knowledge::{read, APPROVED_ONLY};
+use theurian_core::migrate::MigrationSet;
+use theurian_core::registry::Registry;
+use theurian_core::store::pipeline::{self, Project};
+use theurian_core::CoreError;
+use theurian_server::ToolNames;
+
+const VISIBLE: &[&str] = &["public", "internal"];
+
+fn fail(what: &str, e: impl std::fmt::Display) -> CoreError {
+    CoreError::failure(
+        format!("The benchmark could not {what}: {e}."),
+        "Run it again; if it persists, report it.",
+    )
+}
+
+fn percentiles(mut samples: Vec<Duration>) -> Value {
+    samples.sort();
+    let at = |p: f64| {
+        samples
+            .get(((samples.len() as f64 - 1.0) * p).round() as usize)
+            .map(|d| (d.as_secs_f64() * 1e6).round() / 1e3)
+            .unwrap_or(0.0)
+    };
+    json!({"n": samples.len(), "p50Ms": at(0.5), "p95Ms": at(0.95), "p99Ms": at(0.99)})
+}
+
+/// Five consecutive words of one body sentence, per document.
+fn known_item_queries(items: &[read::ItemView], rng: &mut Rng) -> Vec<(String, String)> {
+    items
+        .iter()
+        .filter_map(|item| {
+            let sentences: Vec<&str> = item
+                .body
+                .lines()
+                .filter(|l| !l.starts_with('#') && l.split_whitespace().count() >= 8)
+                .collect();
+            let line = sentences.get(rng.below(sentences.len()))?;
+            let words: Vec<&str> = line.trim_start_matches("- ").split_whitespace().collect();
+            let start = rng.below(words.len().saturating_sub(5));
+            let query = words[start..start + 5]
+                .join(" ")
+                .trim_end_matches('.')
+                .to_lowercase();
+            Some((item.item_id.clone(), query))
+        })
+        .collect()
+}
+
+/// One MCP call on a kept-alive connection; returns the response body.
+fn post(
+    stream: &mut std::net::TcpStream,
+    port: u16,
+    token: &str,
+    body: &str,
+) -> Result<String, std::io::Error> {
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte)?;
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_lowercase();
+    let length = head.lines().find_map(|l| {
+        l.strip_prefix("content-length:")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    });
+    let mut out = Vec::new();
+    match length {
+        Some(n) => {
+            out.resize(n, 0);
+            stream.read_exact(&mut out)?;
+        }
+        None => loop {
+            let mut line = Vec::new();
+            while !line.ends_with(b"\r\n") {
+                stream.read_exact(&mut byte)?;
+                line.push(byte[0]);
+            }
+            let size =
+                usize::from_str_radix(String::from_utf8_lossy(&line).trim(), 16).unwrap_or(0);
+            let mut chunk = vec![0u8; size + 2];
+            stream.read_exact(&mut chunk)?;
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&chunk[..size]);
+        },
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+pub fn run(items: usize, queries: usize) -> Result<Value, CoreError> {
+    let work = tempfile::tempdir().map_err(|e| fail("create a scratch directory", e))?;
+    let root = work.path().join("corpus");
+    corpus::generate(&root, items, 7419)?;
+    let root = root
+        .canonicalize()
+        .map_err(|e| fail("resolve the corpus", e))?;
+    let data = DataDir::at(work.path().join("data"));
+    let repo = Repo {
+        root: root.clone(),
+        branch: "main".into(),
+        origin_url: String::new(),
+    };
+    Registry::load(&data)?.register(&data, &repo, Some("bench"))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| fail("start the runtime", e))?;
+    // sqlx pools spawn their upkeep on the current runtime.
+    let _context = runtime.enter();
+    let project = Project::new(root.clone(), "bench", &repo, None);
+    let set = MigrationSet::load(&root)?;
+    runtime.block_on(pipeline::apply(&data, &project, &set))?;
+
+    let started = Instant::now();
+    let built = runtime.block_on(build(
+        &data,
+        &root,
+        "bench",
+        VISIBLE,
+        BuildOptions::default(),
+    ))?;
+    let build_seconds = started.elapsed().as_secs_f64();
+    let build_id = built["indexBuildId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let index = OpenIndex::open(&root.join(format!(".theurian/state/theurian-index-{build_id}")))
+        .map_err(|e| fail("open the index", e))?;
+    let active = theurian_core::store::pointer::read(&root.join(".theurian/state"))?
+        .ok_or_else(|| fail("find the state", "no pointer"))?;
+    let pool = theurian_core::knowledge::pool::ReadPools::default()
+        .get(&root.join(".theurian/state").join(&active.database_filename));
+    let docs = runtime
+        .block_on(read::servable(&pool, "bench", APPROVED_ONLY, VISIBLE))
+        .map_err(|e| fail("read the state", format!("{e:?}")))?;
+    let mut rng = Rng(0x0be7_c4a5);
+    let known = known_item_queries(&docs, &mut rng);
+
+    // Known-item relevance and in-process latency, over the same queries.
+    let (mut hit1, mut hit10, mut reciprocal) = (0usize, 0usize, 0f64);
+    let mut in_process = Vec::new();
+    for (i, (item, query)) in known
+        .iter()
+        .cycle()
+        .take(queries.max(known.len()))
+        .enumerate()
+    {
+        let request = Request {
+            project: "bench",
+            query,
+            statuses: APPROVED_ONLY,
+            visible: VISIBLE,
+            use_dense: false,
+            valid_at: None,
+        };
+        let t = Instant::now();
+        let hits = runtime
+            .block_on(ranked(&pool, &index, &request))
+            .map_err(|e| fail("search", format!("{e:?}")))?;
+        in_process.push(t.elapsed());
+        if i < known.len() {
+            if let Some(rank) = hits.iter().take(10).position(|h| &h.item.item_id == item) {
+                hit10 += 1;
+                hit1 += usize::from(rank == 0);
+                reciprocal += 1.0 / (rank + 1) as f64;
+            }
+        }
+    }
+
+    // The same searches through the daemon: HTTP, auth, the validation seat, shaping, budget.
+    let state = theurian_server::daemon::build_state(data.clone(), 0, ToolNames::Dotted)?;
+    let token = state.token.clone();
+    let (listener, port) = runtime
+        .block_on(async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            let p = l.local_addr()?.port();
+            Ok::<_, std::io::Error>((l, p))
+        })
+        .map_err(|e| fail("bind a port", e))?;
+    let state = std::sync::Arc::new(theurian_server::state::Shared {
+        port,
+        ..std::sync::Arc::try_unwrap(state)
+            .map_err(|_| fail("prepare the daemon", "state shared"))?
+    });
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(theurian_server::daemon::serve(
+        listener,
+        state,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let mut stream =
+        std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| fail("connect", e))?;
+    let _ = stream.set_nodelay(true);
+    let mut over_socket = Vec::new();
+    for (i, (_, query)) in known.iter().cycle().take(queries).enumerate() {
+        let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "knowledge.search", "arguments": {"projectId": "bench", "query": query}}}).to_string();
+        let t = Instant::now();
+        let answer =
+            post(&mut stream, port, &token, &body).map_err(|e| fail("call the daemon", e))?;
+        over_socket.push(t.elapsed());
+        if i == 0 && !answer.contains("\"indexed\":true") {
+            return Err(fail(
+                "search over the socket",
+                "the daemon did not answer from the index",
+            ));
+        }
+    }
+    let _ = stop.send(());
+    let _ = runtime.block_on(server);
+    let n = known.len().max(1) as f64;
+    Ok(json!({
+        "benchmark": "index build and knowledge.search over a generated corpus",
+        "items": items,
+        "chunks": built["chunks"],
+        "indexBuildSeconds": (build_seconds * 1e3).round() / 1e3,
+        "searchInProcess": percentiles(in_process),
+        "searchOverSocket": percentiles(over_socket),
+        "knownItem": {
+            "queries": known.len(),
+            "recallAt1": ((hit1 as f64 / n) * 1e4).round() / 1e4,
+            "recallAt10": ((hit10 as f64 / n) * 1e4).round() / 1e4,
+            "mrr": ((reciprocal / n) * 1e4).round() / 1e4,
+        },
+    }))
+}
