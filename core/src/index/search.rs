@@ -40,8 +40,35 @@ pub struct Request<'a> {
     pub statuses: &'a [&'a str],
     pub visible: &'a [&'a str],
     pub use_dense: bool,
+    /// Served-text digests already computed, shared across requests.
+    pub served: &'a ServedDigests,
+    /// The database answering (part of the digest cache key).
+    pub database: &'a std::path::Path,
     /// `asOf`: only items whose validity window contains this moment.
     pub valid_at: Option<chrono::DateTime<chrono::FixedOffset>>,
+}
+
+/// SHA-256 of `title + "\n\n" + body` per (state database, revision): a revision row never
+/// changes once written, so the digest is computed once per daemon, not once per search.
+#[derive(Debug, Default)]
+pub struct ServedDigests {
+    digests: std::sync::Mutex<HashMap<(std::path::PathBuf, String), String>>,
+}
+
+impl ServedDigests {
+    fn get(&self, database: &std::path::Path, revision: &str) -> Option<String> {
+        self.digests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(database.to_path_buf(), revision.to_owned()))
+            .cloned()
+    }
+    fn put(&self, database: &std::path::Path, revision: &str, digest: String) {
+        self.digests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((database.to_path_buf(), revision.to_owned()), digest);
+    }
 }
 
 /// One fused result.
@@ -245,17 +272,43 @@ impl Gate<'_> {
             .collect();
         if !unknown.is_empty() {
             let ids: Vec<&str> = unknown.iter().copied().collect();
-            let rows = read::gate_rows(self.pool, self.req.project, &ids)
+            let rows = read::gate_rows(self.pool, self.req.project, &ids, false)
                 .await
                 .map_err(SearchError::Canonical)?;
             for id in ids {
                 self.items.insert(id.to_owned(), None);
             }
-            for v in rows {
-                let visible = self.req.statuses.contains(&v.status.as_str())
-                    && self.req.visible.contains(&v.sensitivity.as_str());
-                if visible {
-                    let sha = sha256_hex(super::chunk::served_text(&v.title, &v.body).as_bytes());
+            let visible: Vec<ItemView> = rows
+                .into_iter()
+                .filter(|v| {
+                    self.req.statuses.contains(&v.status.as_str())
+                        && self.req.visible.contains(&v.sensitivity.as_str())
+                })
+                .collect();
+            let missing: Vec<&str> = visible
+                .iter()
+                .filter(|v| {
+                    self.req
+                        .served
+                        .get(self.req.database, &v.revision_id)
+                        .is_none()
+                })
+                .map(|v| v.revision_id.as_str())
+                .collect();
+            if !missing.is_empty() {
+                for (revision, title, body) in read::bodies(self.pool, self.req.project, &missing)
+                    .await
+                    .map_err(SearchError::Canonical)?
+                {
+                    self.req.served.put(
+                        self.req.database,
+                        &revision,
+                        sha256_hex(super::chunk::served_text(&title, &body).as_bytes()),
+                    );
+                }
+            }
+            for v in visible {
+                if let Some(sha) = self.req.served.get(self.req.database, &v.revision_id) {
                     self.items.insert(v.item_id.clone(), Some((v, sha)));
                 }
             }

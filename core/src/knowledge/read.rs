@@ -335,19 +335,43 @@ pub async fn servable(
 }
 
 /// The canonical facts the retrieval gate needs for `items`, by id (absent items are missing).
+/// Bodies are read only when `with_body`; otherwise `body` is empty.
 pub async fn gate_rows(
     pool: &SqlitePool,
     project: &str,
     items: &[&str],
+    with_body: bool,
 ) -> Result<Vec<ItemView>, ReadError> {
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "{ITEM_COLUMNS} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.item_id IN (SELECT value FROM json_each(?))"
-    )))
-    .bind(project)
-    .bind(json_list(items))
-    .fetch_all(pool)
-    .await?;
+    let sql = if with_body {
+        format!("{ITEM_COLUMNS} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.item_id IN (SELECT value FROM json_each(?))")
+    } else {
+        format!(
+            "{} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.item_id IN (SELECT value FROM json_each(?))",
+            ITEM_COLUMNS.replace("r.body,", "'' AS body,")
+        )
+    };
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(project)
+        .bind(json_list(items))
+        .fetch_all(pool)
+        .await?;
     rows.iter().filter_map(|r| view(r).transpose()).collect()
+}
+
+/// The bodies of `revisions` (revision id → body).
+pub async fn bodies(
+    pool: &SqlitePool,
+    project: &str,
+    revisions: &[&str],
+) -> Result<Vec<(String, String, String)>, ReadError> {
+    let rows = sqlx::query("SELECT revision_id, title, body FROM knowledge_revisions WHERE project_id = ? AND revision_id IN (SELECT value FROM json_each(?))")
+        .bind(project)
+        .bind(json_list(revisions))
+        .fetch_all(pool)
+        .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+        .collect()
 }
 
 /// Anchors of one revision (for a ranked hit).

@@ -168,6 +168,8 @@ pub(crate) async fn answer(
                     statuses,
                     visible: &visible,
                     use_dense: dense_usable,
+                    served: &state.served,
+                    database: &opened.resolved.database,
                     valid_at: as_of,
                 };
                 match ranked(&opened.pool, &idx, &request).await {
