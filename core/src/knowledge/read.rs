@@ -374,11 +374,32 @@ pub async fn bodies(
         .collect()
 }
 
-/// Anchors of one revision (for a ranked hit).
-pub async fn anchors_of(
+
+/// Anchors of several revisions in one read, by revision id, each list in insertion order.
+pub async fn anchors_for(
     pool: &SqlitePool,
     project: &str,
-    revision: &str,
-) -> Result<Vec<Anchor>, ReadError> {
-    anchors(pool, project, revision).await
+    revisions: &[&str],
+) -> Result<std::collections::HashMap<String, Vec<Anchor>>, ReadError> {
+    let rows = sqlx::query(
+        "SELECT revision_id, provider, source_uri, repository, commit_sha, file_path, line_start, line_end FROM source_anchors
+         WHERE project_id = ? AND revision_id IN (SELECT value FROM json_each(?)) ORDER BY anchor_id",
+    )
+    .bind(project)
+    .bind(json_list(revisions))
+    .fetch_all(pool)
+    .await?;
+    let mut out: std::collections::HashMap<String, Vec<Anchor>> = std::collections::HashMap::new();
+    for r in &rows {
+        out.entry(r.try_get(0)?).or_default().push(Anchor {
+            provider: r.try_get(1)?,
+            source_uri: r.try_get(2)?,
+            repository: r.try_get(3)?,
+            commit_sha: r.try_get(4)?,
+            file_path: r.try_get(5)?,
+            line_start: r.try_get(6)?,
+            line_end: r.try_get(7)?,
+        });
+    }
+    Ok(out)
 }

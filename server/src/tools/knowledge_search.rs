@@ -187,12 +187,15 @@ pub(crate) async fn answer(
                         } else {
                             String::new()
                         };
-                        for hit in hits.into_iter().take(limit) {
+                        let hits: Vec<_> = hits.into_iter().take(limit).collect();
+                        let revisions: Vec<&str> =
+                            hits.iter().map(|h| h.item.revision_id.as_str()).collect();
+                        let mut anchors = read::anchors_for(&opened.pool, project, &revisions)
+                            .await
+                            .map_err(|e| read_refusal(project, e))?;
+                        for hit in hits {
                             let mut item = hit.item;
-                            item.anchors =
-                                read::anchors_of(&opened.pool, project, &item.revision_id)
-                                    .await
-                                    .map_err(|e| read_refusal(project, e))?;
+                            item.anchors = anchors.remove(&item.revision_id).unwrap_or_default();
                             let mut shaped_hit = result(&item, &now, TOOL)?;
                             shaped_hit.excerpt = Excerpt(excerpt(&hit.passage));
                             shaped_hit.fused_score = Some(hit.fused_score);
