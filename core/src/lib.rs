@@ -17,6 +17,7 @@ pub mod layout;
 pub mod migrate;
 pub mod paths;
 pub mod registry;
+pub mod secrets;
 pub mod serving_profile;
 pub mod store;
 pub mod token;

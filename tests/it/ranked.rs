@@ -302,3 +302,66 @@ async fn a_stale_index_is_labelled_and_its_outdated_passages_are_gated_out() {
         .is_dir());
     daemon.shutdown().await;
 }
+
+#[tokio::test]
+async fn secrets_are_kept_out_of_the_index_under_block_and_reported_under_warn() {
+    let leaky = (
+        "arch.leaky",
+        "public",
+        "# Deploy\n\nDeploy with the key AKIAABCDEFGHIJKLMNOP from the vault retry box.",
+    );
+    let clean = ("arch.clean", "public", "# Retry\n\nRetry with backoff.");
+    let repo = project_with(&[leaky, clean]);
+    let out = repo.run(&["--json", "index", "build"]);
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err: Value = serde_json::from_slice(&out.stderr).expect("json error");
+    let message = err["error"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("arch.leaky") && !message.contains("AKIA"),
+        "{message}"
+    );
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            repo.dir
+                .path()
+                .join(".theurian/state/index-secret-scan.json"),
+        )
+        .expect("record"),
+    )
+    .expect("json");
+    assert_eq!(
+        (record["policy"].clone(), record["findings"].clone()),
+        (json!("block"), json!(1))
+    );
+    let daemon = daemon_for(&repo).await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let s = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "retry"}),
+        )
+        .await,
+    );
+    assert_eq!(s["retrieval"]["indexed"], true, "the build was published");
+    assert!(!s.to_string().contains("arch.leaky"));
+    daemon.shutdown().await;
+
+    std::fs::write(
+        repo.dir.path().join(".theurian/config.yaml"),
+        "security:\n  secretScan: warn\n",
+    )
+    .expect("config");
+    let warned = repo.ok(&["--json", "index", "build"]);
+    assert_eq!(warned["items"], 2);
+    assert_eq!(
+        warned["secretScan"]["findings"][0]["family"],
+        "aws-access-key-id"
+    );
+    assert_eq!(warned["secretScan"]["withheld"], json!([]));
+}

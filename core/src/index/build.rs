@@ -67,9 +67,27 @@ pub async fn build(
             "Delete .theurian/state/ and run `theurian migrate apply` again.",
         )
     };
-    let items = read::servable(&pool, project_id, statuses, visible)
+    let mut items = read::servable(&pool, project_id, statuses, visible)
         .await
         .map_err(read_err)?;
+    // Secrets: under `block` an item whose served text appears to carry one stays out of the
+    // index (its text is never published); under `warn` it is indexed and reported.
+    let policy = crate::secrets::policy(root)?;
+    let mut findings: Vec<Value> = Vec::new();
+    let mut withheld: Vec<String> = Vec::new();
+    if policy != crate::secrets::Policy::Off {
+        items.retain(|item| {
+            let found = crate::secrets::scan(&served_text(&item.title, &item.body), 20);
+            for f in &found {
+                findings.push(json!({"itemId": item.item_id, "revisionId": item.revision_id, "family": f.family, "line": f.line, "column": f.column}));
+            }
+            let keep = found.is_empty() || policy == crate::secrets::Policy::Warn;
+            if !keep {
+                withheld.push(item.item_id.clone());
+            }
+            keep
+        });
+    }
     let held = read::servable(
         &pool,
         project_id,
@@ -148,6 +166,17 @@ pub async fn build(
     }
     info.write(&building)?;
     std::fs::rename(&building, &final_dir).map_err(|e| CoreError::io("publish", &final_dir, &e))?;
+    let scan_record =
+        json!({"indexBuildId": build_id, "policy": policy.as_str(), "findings": findings.len()});
+    write_atomic(
+        &state_dir.join("index-secret-scan.json"),
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&scan_record).unwrap_or_default()
+        )
+        .as_bytes(),
+        0o644,
+    )?;
     provenance::record(data, root, "index", &build_id)?;
     IndexPointer {
         index_build_id: build_id.clone(),
@@ -158,7 +187,19 @@ pub async fn build(
         purge_failed: false,
     }
     .write(&state_dir)?;
+    if !withheld.is_empty() {
+        return Err(CoreError {
+            message: format!(
+                "Index build {build_id} was published, but {} item(s) were left out because their text appears to carry a secret: {}.",
+                withheld.len(),
+                withheld.join(", ")
+            ),
+            remedy: "Remove the secret from the body (and rotate it), land the change as a new migration, apply and rebuild. `security.secretScan: warn` in .theurian/config.yaml indexes them anyway and only reports.".into(),
+            exit: crate::Exit::SecretWithheld,
+        });
+    }
     Ok(json!({
+        "secretScan": {"policy": policy.as_str(), "findings": findings, "withheld": withheld},
         "indexBuildId": build_id,
         "stateHash": active.state_hash,
         "projectId": project_id,

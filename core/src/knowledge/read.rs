@@ -374,7 +374,6 @@ pub async fn bodies(
         .collect()
 }
 
-
 /// Anchors of several revisions in one read, by revision id, each list in insertion order.
 pub async fn anchors_for(
     pool: &SqlitePool,

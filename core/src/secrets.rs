@@ -1,0 +1,167 @@
+//! Secret detection over text that is about to be served (index builds now; proposals and
+//! review ingest later), and the project's `security.secretScan` policy from
+//! `.theurian/config.yaml`. A finding names the family and where it was found, never the secret.
+
+use crate::migrate::yaml;
+use crate::paths::{read_inside, PathFault, MAX_SOURCE_FILE_BYTES};
+use crate::CoreError;
+use regex::Regex;
+use std::path::Path;
+use std::sync::LazyLock;
+
+/// What to do when a secret is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Keep the text out of what is published, and say so (the default).
+    Block,
+    /// Publish it, and report the finding.
+    Warn,
+    /// Do not scan.
+    Off,
+}
+
+impl Policy {
+    /// The word in `config.yaml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Block => "block",
+            Policy::Warn => "warn",
+            Policy::Off => "off",
+        }
+    }
+}
+
+static FAMILIES: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+    [
+        ("aws-access-key-id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+        ("private-key", r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY-----"),
+        ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b"),
+        ("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),
+        ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+        ("stripe-live-key", r"\b[sr]k_live_[0-9a-zA-Z]{24,}\b"),
+        ("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+        ("credential-assignment", r#"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\s*[:=]\s*["'][^"'\s]{8,}["']"#),
+    ]
+    .into_iter()
+    .filter_map(|(name, pattern)| Regex::new(pattern).ok().map(|r| (name, r)))
+    .collect()
+});
+
+/// One finding: which family, at which line and column (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub family: &'static str,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Every family found in `text`, at most `max` findings.
+pub fn scan(text: &str, max: usize) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (family, re) in FAMILIES.iter() {
+        for m in re.find_iter(text) {
+            let before = &text[..m.start()];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            out.push(Finding {
+                family,
+                line,
+                column,
+            });
+            if out.len() >= max {
+                return out;
+            }
+        }
+    }
+    out.sort_by_key(|f| (f.line, f.column));
+    out
+}
+
+fn config_error(message: String) -> CoreError {
+    CoreError::failure(message, "Fix .theurian/config.yaml: `security.secretScan` takes \"block\", \"warn\" or \"off\" (quote \"off\": bare off is a YAML boolean).")
+}
+
+/// The project's policy: `security.secretScan` in `.theurian/config.yaml`, `block` when absent.
+pub fn policy(root: &Path) -> Result<Policy, CoreError> {
+    let file = match read_inside(
+        root,
+        Path::new(".theurian/config.yaml"),
+        MAX_SOURCE_FILE_BYTES,
+    ) {
+        Ok(f) => f,
+        Err(PathFault::Missing) => return Ok(Policy::Block),
+        Err(other) => return Err(config_error(format!(".theurian/config.yaml {other}."))),
+    };
+    let text = String::from_utf8(file.bytes)
+        .map_err(|_| config_error(".theurian/config.yaml is not UTF-8.".into()))?;
+    let doc = yaml::parse(&text).map_err(|yaml::YamlError(m)| {
+        config_error(format!(".theurian/config.yaml cannot be read: {m}."))
+    })?;
+    if doc.is_null() {
+        return Ok(Policy::Block);
+    }
+    let root = doc
+        .as_object()
+        .ok_or_else(|| config_error(".theurian/config.yaml must hold a mapping.".into()))?;
+    let security = match root.get("security") {
+        None | Some(serde_json::Value::Null) => return Ok(Policy::Block),
+        Some(serde_json::Value::Object(s)) => s,
+        Some(_) => {
+            return Err(config_error(
+                "`security` in .theurian/config.yaml must be a mapping.".into(),
+            ))
+        }
+    };
+    match security.get("secretScan") {
+        None | Some(serde_json::Value::Null) => Ok(Policy::Block),
+        Some(serde_json::Value::String(s)) if s == "block" => Ok(Policy::Block),
+        Some(serde_json::Value::String(s)) if s == "warn" => Ok(Policy::Warn),
+        Some(serde_json::Value::String(s)) if s == "off" => Ok(Policy::Off),
+        Some(_) => Err(config_error(
+            "`security.secretScan` in .theurian/config.yaml is not one of block, warn, off.".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_are_found_with_positions_and_ordinary_prose_is_not() {
+        let text = "# Keys\n\nUse the vault.\nexport AWS_KEY=AKIAABCDEFGHIJKLMNOP\napi_key = \"s3cr3tvalue99\"\n";
+        let found = scan(text, 20);
+        assert_eq!(
+            found.iter().map(|f| f.family).collect::<Vec<_>>(),
+            vec!["aws-access-key-id", "credential-assignment"]
+        );
+        assert_eq!((found[0].line, found[0].column), (4, 16));
+        assert!(scan("Rotate the token every 90 days; never log a password.", 20).is_empty());
+    }
+
+    #[test]
+    fn the_policy_comes_from_config_and_bare_off_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canon");
+        assert_eq!(policy(&root).expect("default"), Policy::Block);
+        std::fs::create_dir_all(root.join(".theurian")).expect("mkdir");
+        std::fs::write(
+            root.join(".theurian/config.yaml"),
+            "security:\n  secretScan: warn\n",
+        )
+        .expect("write");
+        assert_eq!(policy(&root).expect("warn"), Policy::Warn);
+        std::fs::write(
+            root.join(".theurian/config.yaml"),
+            "security:\n  secretScan: off\n",
+        )
+        .expect("write");
+        assert!(policy(&root).is_err());
+        std::fs::write(
+            root.join(".theurian/config.yaml"),
+            "security:\n  secretScan: \"off\"\n",
+        )
+        .expect("write");
+        assert_eq!(policy(&root).expect("off"), Policy::Off);
+    }
+}
