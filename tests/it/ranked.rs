@@ -34,7 +34,9 @@ fn project_with(items: &[(&str, &str, &str)]) -> Repo {
     let dir = repo.dir.path().join(".theurian");
     std::fs::remove_dir_all(dir.join("migrations")).expect("rm");
     std::fs::create_dir_all(dir.join("migrations")).expect("mkdir");
-    for (i, (item, sensitivity, body)) in items.iter().enumerate() {
+    for (i, (item, labels, body)) in items.iter().enumerate() {
+        // `labels` is "sensitivity" or "sensitivity:status".
+        let (sensitivity, status) = labels.split_once(':').unwrap_or((labels, "approved"));
         let file = format!("{item}.md");
         std::fs::write(dir.join("knowledge").join(&file), body).expect("body");
         let id = format!("01K1BBBBBB00000000000000{:02}", i + 1);
@@ -42,7 +44,7 @@ fn project_with(items: &[(&str, &str, &str)]) -> Repo {
         std::fs::write(
             dir.join("migrations").join(format!("{id}.yaml")),
             format!(
-                "apiVersion: theurian.dev/v1\nid: {id}\ncreatedAt: 2026-07-15T10:00:00Z\nauthor: t\noperations:\n  - op: upsertRevision\n    itemId: {item}\n    revisionId: {rev}\n    contentFile: ../knowledge/{file}\n    contentSha256: {}\n    metadata: {{title: {item}, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, sensitivity: {sensitivity}, labels: [authored-in-theurian]}}\n",
+                "apiVersion: theurian.dev/v1\nid: {id}\ncreatedAt: 2026-07-15T10:00:00Z\nauthor: t\noperations:\n  - op: upsertRevision\n    itemId: {item}\n    revisionId: {rev}\n    contentFile: ../knowledge/{file}\n    contentSha256: {}\n    metadata: {{title: {item}, contentType: text/markdown, kind: architecture, namespace: t, status: {status}, owner: o, sensitivity: {sensitivity}, labels: [authored-in-theurian]}}\n",
                 sha256(body.as_bytes())
             ),
         )
@@ -364,4 +366,50 @@ async fn secrets_are_kept_out_of_the_index_under_block_and_reported_under_warn()
         "aws-access-key-id"
     );
     assert_eq!(warned["secretScan"]["withheld"], json!([]));
+}
+
+#[tokio::test]
+async fn a_build_with_drafts_ranks_them_only_for_callers_who_ask() {
+    let repo = project_with(&[
+        (
+            "arch.approved",
+            "public",
+            "# Approved\n\nRetry with backoff.",
+        ),
+        (
+            "arch.draft",
+            "public:draft",
+            "# Draft\n\nRetry with jitter too.",
+        ),
+    ]);
+    let built = repo.ok(&["--json", "index", "build", "--include-unapproved"]);
+    assert_eq!(built["items"], 2);
+    let daemon = daemon_for(&repo).await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let approved = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "retry"}),
+        )
+        .await,
+    );
+    let ids: Vec<&str> = approved["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|h| h["itemId"].as_str())
+        .collect();
+    assert_eq!(ids, ["arch.approved"]);
+    assert_eq!(approved["retrieval"]["indexesUnapproved"], true);
+    let all = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "retry", "includeUnapproved": true}),
+        )
+        .await,
+    );
+    assert_eq!(all["retrieval"]["indexed"], true);
+    assert_eq!(all["count"], 2);
+    daemon.shutdown().await;
 }

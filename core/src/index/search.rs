@@ -197,9 +197,18 @@ fn page(
     depth: usize,
     keep: &dyn Fn(&Passage) -> bool,
 ) -> Result<(Vec<usize>, bool), SearchError> {
-    let mut clauses = scope(idx, req);
-    clauses.push((Occur::Must, matcher.box_clone()));
-    let query = BooleanQuery::new(clauses);
+    // The scope only narrows anything when the build holds drafts a caller did not ask for:
+    // `choose` already requires the build's sensitivities to equal the grant, and an
+    // approved-only build holds nothing but approved passages. A bare disjunction lets tantivy
+    // prune with block-max WAND; the gate re-checks every row either way.
+    let needs_scope = idx.info.indexes_unapproved && !req.statuses.contains(&"draft");
+    let query: Box<dyn Query> = if needs_scope {
+        let mut clauses = scope(idx, req);
+        clauses.push((Occur::Must, matcher.box_clone()));
+        Box::new(BooleanQuery::new(clauses))
+    } else {
+        matcher.box_clone()
+    };
     let searcher = idx.reader.searcher();
     let hits = searcher
         .search(&query, &TopDocs::with_limit(depth + 1).order_by_score())
