@@ -22,6 +22,8 @@ pub struct Passage {
     pub sensitivity: String,
     pub heading: String,
     pub text: String,
+    /// `heading + "\n" + text`, lowercased once at open for the exact-substring check.
+    pub folded: String,
 }
 
 /// A build ready to search.
@@ -106,6 +108,8 @@ impl OpenIndex {
                     served_sha: text(fields.served_sha),
                     status: text(fields.status),
                     sensitivity: text(fields.sensitivity),
+                    folded: format!("{}\n{}", text(fields.heading), text(fields.text))
+                        .to_lowercase(),
                     heading: text(fields.heading),
                     text: text(fields.text),
                 });

@@ -397,12 +397,7 @@ pub async fn ranked(
     let trigram_terms = terms(req.query, 3);
     if let Some(q) = trigram_query(idx, &trigram_terms) {
         let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
-        let exact = |p: &Passage| {
-            let (t, h) = (p.text.to_lowercase(), p.heading.to_lowercase());
-            needles
-                .iter()
-                .any(|n| t.contains(n.as_str()) || h.contains(n.as_str()))
-        };
+        let exact = |p: &Passage| needles.iter().any(|n| p.folded.contains(n.as_str()));
         rankings.push((
             "substring",
             visible_ranking(idx, &mut gate, |d| page(idx, req, q.as_ref(), d, &exact)).await?,

@@ -81,21 +81,18 @@ pub async fn damaged(
     project: &str,
     expected_migrations: Option<u64>,
 ) -> Result<bool, ReadError> {
-    let live_migrations: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM migration_history WHERE project_id = ?")
-            .bind(project)
-            .fetch_one(pool)
-            .await?;
-    let live_surfaceable: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM knowledge_items WHERE project_id = ? AND status IN ('approved', 'draft', 'proposed')")
-        .bind(project)
-        .fetch_one(pool)
-        .await?;
-    let expected: Option<i64> = sqlx::query_scalar(
-        "SELECT expected_surfaceable_count FROM project_integrity WHERE project_id = ?",
+    // One round trip for all three counts.
+    let row = sqlx::query(
+        "SELECT (SELECT COUNT(*) FROM migration_history WHERE project_id = ?1),
+                (SELECT COUNT(*) FROM knowledge_items WHERE project_id = ?1 AND status IN ('approved', 'draft', 'proposed')),
+                (SELECT expected_surfaceable_count FROM project_integrity WHERE project_id = ?1)",
     )
     .bind(project)
-    .fetch_optional(pool)
+    .fetch_one(pool)
     .await?;
+    let live_migrations: i64 = row.try_get(0)?;
+    let live_surfaceable: i64 = row.try_get(1)?;
+    let expected: Option<i64> = row.try_get(2)?;
     let Some(expected) = expected else {
         return Ok(true);
     };
