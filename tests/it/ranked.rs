@@ -288,9 +288,10 @@ async fn a_stale_index_is_labelled_and_its_outdated_passages_are_gated_out() {
     )
     .expect("abandoned");
     let swept = repo.ok(&["--json", "index", "gc"]);
+    // The first build, the one the apply's purge derived from it, and the abandoned one.
     assert_eq!(
         swept["removed"].as_array().map(Vec::len),
-        Some(2),
+        Some(3),
         "{swept}"
     );
     assert_eq!(swept["kept"], fresh["indexBuildId"]);
@@ -411,5 +412,113 @@ async fn a_build_with_drafts_ranks_them_only_for_callers_who_ask() {
     );
     assert_eq!(all["retrieval"]["indexed"], true);
     assert_eq!(all["count"], 2);
+    daemon.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_withdrawal_purges_its_passages_into_a_derived_build() {
+    let repo = project_with(&[
+        ("arch.keep", "public", "# Keep\n\nRetry with backoff."),
+        (
+            "arch.gone",
+            "public",
+            "# Gone\n\nRetry forever without limits.",
+        ),
+    ]);
+    let first = repo.ok(&["--json", "index", "build"]);
+    let dir = repo.dir.path().join(".theurian");
+    std::fs::write(
+        dir.join("migrations/01K1BBBBBB0000000000000050.yaml"),
+        "apiVersion: theurian.dev/v1\nid: 01K1BBBBBB0000000000000050\ncreatedAt: 2026-07-17T00:00:00Z\nauthor: t\ndependsOn: [01K1BBBBBB0000000000000002]\noperations:\n  - {op: deprecateItem, itemId: arch.gone, reason: Unsafe advice.}\n",
+    )
+    .expect("migration");
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "deprecate"]);
+    let applied = repo.ok(&["--json", "migrate", "apply"]);
+    let purge = &applied["indexPurge"];
+    assert_eq!(purge["published"], true, "{purge}");
+    assert_eq!(purge["removed"], 1);
+    let new_id = purge["indexBuildId"]
+        .as_str()
+        .expect("new build")
+        .to_owned();
+    assert_ne!(new_id, first["indexBuildId"].as_str().expect("id"));
+    let pointer: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("state/active-index.json")).expect("pointer"),
+    )
+    .expect("json");
+    assert_eq!(pointer["indexBuildId"], new_id.as_str());
+    let derived = theurian_core::index::open::OpenIndex::open(
+        &dir.join(format!("state/theurian-index-{new_id}")),
+    )
+    .expect("open");
+    assert!(derived
+        .passages
+        .iter()
+        .filter(|p| p.live)
+        .all(|p| p.item_id != "arch.gone"));
+    let daemon = daemon_for(&repo).await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let s = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "retry"}),
+        )
+        .await,
+    );
+    assert_eq!(s["retrieval"]["indexBuildId"], new_id.as_str());
+    let ids: Vec<&str> = s["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|h| h["itemId"].as_str())
+        .collect();
+    assert_eq!(ids, ["arch.keep"]);
+    daemon.shutdown().await;
+    // Nothing withdrawn: nothing to do.
+    let again = repo.ok(&["--json", "migrate", "apply"]);
+    assert_eq!(again["indexPurge"]["reason"], "no-withdrawal");
+}
+
+#[tokio::test]
+async fn the_gate_drops_passages_whose_canonical_text_no_longer_matches() {
+    let repo = project_with(&[
+        ("arch.one", "public", "# One\n\nRetry with backoff."),
+        ("arch.two", "public", "# Two\n\nRetry with jitter."),
+    ]);
+    repo.ok(&["--json", "index", "build"]);
+    // Tamper with the canonical revision behind arch.one: its served text no longer hashes to
+    // what the index holds, so the index must not answer with it.
+    let db = repo
+        .dir
+        .path()
+        .join(".theurian/state")
+        .join(repo.active()["databaseFilename"].as_str().expect("name"));
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+            .await
+            .expect("open");
+        sqlx::query("UPDATE knowledge_revisions SET body = 'something else entirely' WHERE item_id = 'arch.one'").execute(&mut conn).await.expect("tamper");
+    }
+    let daemon = daemon_for(&repo).await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let s = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "retry"}),
+        )
+        .await,
+    );
+    assert_eq!(s["retrieval"]["indexed"], true);
+    let ids: Vec<&str> = s["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|h| h["itemId"].as_str())
+        .collect();
+    assert_eq!(ids, ["arch.two"]);
     daemon.shutdown().await;
 }

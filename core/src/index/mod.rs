@@ -10,4 +10,5 @@ pub mod embed;
 pub mod fields;
 pub mod open;
 pub mod pointer;
+pub mod purge;
 pub mod search;

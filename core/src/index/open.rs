@@ -24,6 +24,26 @@ pub struct Passage {
     pub text: String,
     /// `heading + "\n" + text`, lowercased once at open for the exact-substring check.
     pub folded: String,
+    /// False for a passage a withdrawal purge deleted (its `seq` slot stays, empty).
+    pub live: bool,
+}
+
+impl Passage {
+    /// The empty slot of a passage a purge deleted.
+    fn purged() -> Passage {
+        Passage {
+            chunk_id: String::new(),
+            item_id: String::new(),
+            revision_id: String::new(),
+            served_sha: String::new(),
+            status: String::new(),
+            sensitivity: String::new(),
+            heading: String::new(),
+            text: String::new(),
+            folded: String::new(),
+            live: false,
+        }
+    }
 }
 
 /// A build ready to search.
@@ -112,13 +132,15 @@ impl OpenIndex {
                         .to_lowercase(),
                     heading: text(fields.heading),
                     text: text(fields.text),
+                    live: true,
                 });
             }
         }
+        // Slots a withdrawal purge emptied stay, so embeddings keep their positions.
         let passages: Vec<Passage> = passages
             .into_iter()
-            .collect::<Option<Vec<_>>>()
-            .ok_or("the passages are not numbered 0..n")?;
+            .map(|p| p.unwrap_or_else(Passage::purged))
+            .collect();
         let embeddings = if info.embedding_dimension == DIMENSION {
             let bytes =
                 std::fs::read(dir.join(EMBEDDINGS_FILE)).map_err(|e| format!("embeddings: {e}"))?;

@@ -173,11 +173,14 @@ pub async fn apply(
             updated_at: time::now_micros(),
         },
     )?;
-    let reason = if report.affected_items.is_empty() {
-        "no-withdrawal"
-    } else {
-        "no-published-index"
-    };
+    let index_purge = crate::index::purge::purge(
+        data,
+        &project.root,
+        &project.row.project_id,
+        &path,
+        &report.affected_items,
+    )
+    .await;
     Ok(json!({
         "stateHash": set.state_hash,
         "databaseCreated": created,
@@ -186,7 +189,7 @@ pub async fn apply(
         "operationsApplied": report.operations_applied,
         "changed": !report.applied.is_empty(),
         "permissiveMoves": report.moves.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
-        "indexPurge": {"published": false, "indexBuildId": null, "removed": 0, "reason": reason, "failed": false, "remedy": null},
+        "indexPurge": index_purge,
     }))
 }
 
