@@ -131,6 +131,10 @@ pub enum IndexCommand {
         /// Skip the dense embeddings (useDense then has nothing to add).
         #[arg(long)]
         no_embeddings: bool,
+        /// Also build the extractive summary forest (no LLM): searches gain the summary
+        /// retriever and hits carry `raptorPath`.
+        #[arg(long)]
+        raptor: bool,
     },
     /// Show the published build, the state it was built from, and whether it is stale.
     Status,

@@ -522,3 +522,56 @@ async fn the_gate_drops_passages_whose_canonical_text_no_longer_matches() {
     assert_eq!(ids, ["arch.two"]);
     daemon.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_raptor_build_adds_the_summary_retriever_and_raptor_paths() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    repo.ok(&["--json", "project", "register", "--project-id", "ranked"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    let built = repo.ok(&["--json", "index", "build", "--raptor"]);
+    // The reference's --raptor build of this corpus holds 27 nodes too.
+    assert_eq!(built["raptorNodes"], 27);
+    let daemon = daemon_for(&repo).await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let s = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "state hash", "limit": 3}),
+        )
+        .await,
+    );
+    let top = &s["results"][0];
+    assert!(
+        top["foundBy"]
+            .as_array()
+            .expect("foundBy")
+            .contains(&json!("summary")),
+        "{top}"
+    );
+    let levels: Vec<u64> = top["raptorPath"]
+        .as_array()
+        .expect("raptorPath")
+        .iter()
+        .filter_map(|p| p["level"].as_u64())
+        .collect();
+    assert_eq!(levels, [2, 1], "root first: the domain, then the document");
+    assert!(top["raptorPath"][0]["title"]
+        .as_str()
+        .is_some_and(|t| !t.is_empty()));
+    // Without --raptor there is no summary retriever and no path.
+    repo.ok(&["--json", "index", "build"]);
+    let plain = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "state hash", "limit": 3}),
+        )
+        .await,
+    );
+    assert!(plain["results"][0].get("raptorPath").is_none());
+    assert!(!plain["results"][0]["foundBy"]
+        .as_array()
+        .expect("foundBy")
+        .contains(&json!("summary")));
+    daemon.shutdown().await;
+}

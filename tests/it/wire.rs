@@ -384,10 +384,7 @@ async fn capabilities_flags_follow_the_registrations() {
     assert_eq!(c["reviewIngestionScope"], "public-allowlisted");
     assert_eq!(c["knowledgeSearch"], "hybrid");
     assert_eq!(c["hybridRetrieval"], true);
-    assert_eq!(
-        c["raptor"], false,
-        "no summary forest is built by this build yet"
-    );
+    assert_eq!(c["raptor"], true);
     for spec in registered::<Handlers>() {
         assert!(caps["note"]
             .as_str()

@@ -15,6 +15,7 @@ pub fn run(data: &DataDir, cmd: IndexCommand) -> Result<Value, CoreError> {
         IndexCommand::Build {
             include_unapproved,
             no_embeddings,
+            raptor,
         } => {
             let visible = serving_profile::load(data)?.visible_names();
             pipeline::runtime()?.block_on(build(
@@ -25,6 +26,7 @@ pub fn run(data: &DataDir, cmd: IndexCommand) -> Result<Value, CoreError> {
                 BuildOptions {
                     include_unapproved,
                     no_embeddings,
+                    raptor,
                 },
             ))
         }

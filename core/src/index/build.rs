@@ -26,6 +26,8 @@ pub struct BuildOptions {
     pub include_unapproved: bool,
     /// Skip the dense embeddings.
     pub no_embeddings: bool,
+    /// Build the extractive summary forest too.
+    pub raptor: bool,
 }
 
 fn index_error(e: impl std::fmt::Display) -> CoreError {
@@ -114,10 +116,31 @@ pub async fn build(
     let mut writer: IndexWriter = index.writer(50_000_000).map_err(index_error)?;
     let mut vectors: Vec<u8> = Vec::new();
     let mut seq = 0u64;
+    let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
     for item in &items {
         let served = served_text(&item.title, &item.body);
         let sha = sha256_hex(served.as_bytes());
-        for c in chunk(&served) {
+        let chunks = chunk(&served);
+        if options.raptor {
+            documents.push(super::raptor::DocumentInput {
+                project: project_id.to_owned(),
+                sensitivity: item.sensitivity.clone(),
+                namespace: item.namespace.clone(),
+                status: item.status.clone(),
+                kind: item.kind.clone(),
+                item_id: item.item_id.clone(),
+                passages: chunks
+                    .iter()
+                    .map(|c| {
+                        (
+                            format!("{}#{}", item.revision_id, c.ordinal),
+                            c.text.clone(),
+                        )
+                    })
+                    .collect(),
+            });
+        }
+        for c in chunks {
             let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
             writer
                 .add_document(doc!(
@@ -165,6 +188,13 @@ pub async fn build(
         write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
     }
     info.write(&building)?;
+    let nodes = if options.raptor {
+        let forest = super::raptor::build_forest(&documents);
+        super::raptor::write(&building, &forest).map_err(index_error)?;
+        forest.nodes.len()
+    } else {
+        0
+    };
     std::fs::rename(&building, &final_dir).map_err(|e| CoreError::io("publish", &final_dir, &e))?;
     let scan_record =
         json!({"indexBuildId": build_id, "policy": policy.as_str(), "findings": findings.len()});
@@ -205,6 +235,7 @@ pub async fn build(
         "projectId": project_id,
         "items": info.items,
         "chunks": info.chunks,
+        "raptorNodes": nodes,
         "embeddingModel": info.embedding_model,
         "indexesUnapproved": options.include_unapproved,
         "indexedSensitivities": info.indexed_sensitivities,

@@ -75,7 +75,7 @@ fn pack(parts: Vec<String>, sep: &str) -> Vec<String> {
 
 /// Sentences: a split after `。！？` (keeping everything), or after `.!?` followed by
 /// whitespace (the whitespace is dropped).
-fn sentences(text: &str) -> Vec<String> {
+pub(crate) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut chars = text.chars().peekable();

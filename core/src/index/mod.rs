@@ -11,4 +11,5 @@ pub mod fields;
 pub mod open;
 pub mod pointer;
 pub mod purge;
+pub mod raptor;
 pub mod search;

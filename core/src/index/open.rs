@@ -5,6 +5,8 @@
 use super::embed::DIMENSION;
 use super::fields::{register, schema, Fields};
 use super::pointer::{BuildInfo, EMBEDDINGS_FILE, FORMAT_VERSION};
+use super::raptor::{Forest, FOREST_FILE, NODES_DIR};
+use std::collections::HashMap;
 use std::path::Path;
 use tantivy::collector::TopDocs;
 use tantivy::query::AllQuery;
@@ -58,6 +60,12 @@ pub struct OpenIndex {
     seqs: Vec<Vec<u64>>,
     /// Embeddings by `seq` (empty when built with --no-embeddings).
     pub embeddings: Vec<f32>,
+    /// The summary forest and its node-text index, for a `--raptor` build.
+    pub forest: Option<Forest>,
+    /// Reader over the node texts (same fields as passages; `seq` = node position).
+    pub nodes: Option<IndexReader>,
+    /// Passage number by chunk id.
+    pub by_chunk: HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for OpenIndex {
@@ -154,6 +162,30 @@ impl OpenIndex {
         } else {
             Vec::new()
         };
+        let forest: Option<Forest> = std::fs::read_to_string(dir.join(FOREST_FILE))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let nodes = match &forest {
+            Some(_) => {
+                let nodes_index =
+                    Index::open_in_dir(dir.join(NODES_DIR)).map_err(|e| e.to_string())?;
+                register(&nodes_index);
+                Some(
+                    nodes_index
+                        .reader_builder()
+                        .reload_policy(ReloadPolicy::Manual)
+                        .try_into()
+                        .map_err(|e: tantivy::TantivyError| e.to_string())?,
+                )
+            }
+            None => None,
+        };
+        let by_chunk = passages
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.live)
+            .map(|(i, p)| (p.chunk_id.clone(), i))
+            .collect();
         Ok(OpenIndex {
             info,
             reader,
@@ -162,6 +194,9 @@ impl OpenIndex {
             passages,
             seqs,
             embeddings,
+            forest,
+            nodes,
+            by_chunk,
         })
     }
 

@@ -374,6 +374,93 @@ async fn visible_ranking(
     }
 }
 
+/// The summary retriever (a `--raptor` build): seed nodes by the lexical and trigram queries
+/// over node texts, descend to the passages they summarise, each passage scored by the best seed
+/// above it; best first, then chunk id.
+fn summary(
+    idx: &OpenIndex,
+    req: &Request<'_>,
+    lexical: Option<&dyn Query>,
+    trigram: Option<&dyn Query>,
+    needles: &[String],
+) -> Result<Vec<usize>, SearchError> {
+    let (Some(forest), Some(nodes)) = (&idx.forest, &idx.nodes) else {
+        return Ok(Vec::new());
+    };
+    let position: HashMap<&str, usize> = forest
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.node_id.as_str(), i))
+        .collect();
+    let in_scope = |n: &super::raptor::Node| {
+        req.statuses.contains(&n.status.as_str()) && req.visible.contains(&n.sensitivity.as_str())
+    };
+    let searcher = nodes.searcher();
+    let mut seeds: HashMap<usize, f32> = HashMap::new();
+    for (query, exact) in [(lexical, false), (trigram, true)] {
+        let Some(query) = query else { continue };
+        let hits = searcher
+            .search(
+                query,
+                &TopDocs::with_limit(forest.nodes.len().max(1)).order_by_score(),
+            )
+            .map_err(|e| SearchError::Index(e.to_string()))?;
+        for (score, address) in hits {
+            let doc: tantivy::TantivyDocument = searcher
+                .doc(address)
+                .map_err(|e| SearchError::Index(e.to_string()))?;
+            use tantivy::schema::Value;
+            let Some(&i) = doc
+                .get_first(idx.fields.chunk_id)
+                .and_then(|v| v.as_str())
+                .and_then(|id| position.get(id))
+            else {
+                continue;
+            };
+            let node = &forest.nodes[i];
+            if !in_scope(node)
+                || (exact
+                    && !needles
+                        .iter()
+                        .any(|n| node.text.to_lowercase().contains(n.as_str())))
+            {
+                continue;
+            }
+            let best = seeds.entry(i).or_insert(score);
+            *best = best.max(score);
+        }
+    }
+    let mut leaves: HashMap<usize, f32> = HashMap::new();
+    let mut stack: Vec<(usize, f32)> = seeds.into_iter().collect();
+    while let Some((i, score)) = stack.pop() {
+        let node = &forest.nodes[i];
+        for chunk in &node.child_chunks {
+            if let Some(&seq) = idx.by_chunk.get(chunk) {
+                let p = &idx.passages[seq];
+                if req.statuses.contains(&p.status.as_str())
+                    && req.visible.contains(&p.sensitivity.as_str())
+                {
+                    let best = leaves.entry(seq).or_insert(score);
+                    *best = best.max(score);
+                }
+            }
+        }
+        stack.extend(
+            node.child_nodes
+                .iter()
+                .filter_map(|c| position.get(c.as_str()))
+                .map(|&c| (c, score)),
+        );
+    }
+    let mut ordered: Vec<(f32, usize)> = leaves.into_iter().map(|(s, score)| (score, s)).collect();
+    ordered.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| idx.passages[a.1].chunk_id.cmp(&idx.passages[b.1].chunk_id))
+    });
+    Ok(ordered.into_iter().map(|(_, s)| s).collect())
+}
+
 /// Answers `req` from `idx`: fused hits, best first, one per item, not yet cut to `limit`.
 pub async fn ranked(
     pool: &SqlitePool,
@@ -413,6 +500,18 @@ pub async fn ranked(
             let all = scan(idx, req, &scan_terms);
             rankings.push((
                 "substring",
+                visible_ranking(idx, &mut gate, |_| Ok((all.clone(), true))).await?,
+            ));
+        }
+    }
+    if idx.forest.is_some() {
+        let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
+        let lexical = lexical_query(idx, &lexical_terms);
+        let trigram = trigram_query(idx, &trigram_terms);
+        let all = summary(idx, req, lexical.as_deref(), trigram.as_deref(), &needles)?;
+        if !all.is_empty() {
+            rankings.push((
+                "summary",
                 visible_ranking(idx, &mut gate, |_| Ok((all.clone(), true))).await?,
             ));
         }

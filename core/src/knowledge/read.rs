@@ -50,6 +50,9 @@ pub struct ItemView {
     pub valid_from: String,
     pub valid_to: Option<String>,
     pub structured: Option<String>,
+    /// The item's namespace and kind (scope and grouping for summaries).
+    pub namespace: String,
+    pub kind: String,
     pub anchors: Vec<Anchor>,
 }
 
@@ -120,7 +123,7 @@ pub async fn status_counts(
 }
 
 const ITEM_COLUMNS: &str = "SELECT i.item_id, i.status, i.sensitivity, r.revision_id, r.item_id, r.title, r.body, r.content_type, r.trust_level, r.created_at,
-    r.valid_from, r.valid_to, r.structured FROM knowledge_items i
+    r.valid_from, r.valid_to, r.structured, i.namespace, i.kind FROM knowledge_items i
     LEFT JOIN knowledge_revisions r ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id";
 
 fn view(row: &sqlx::sqlite::SqliteRow) -> Result<Option<ItemView>, ReadError> {
@@ -147,6 +150,8 @@ fn view(row: &sqlx::sqlite::SqliteRow) -> Result<Option<ItemView>, ReadError> {
         valid_from: row.try_get(10)?,
         valid_to: row.try_get(11)?,
         structured: row.try_get(12)?,
+        namespace: row.try_get(13)?,
+        kind: row.try_get(14)?,
         anchors: Vec::new(),
     }))
 }

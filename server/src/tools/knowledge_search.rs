@@ -16,7 +16,7 @@ use theurian_core::store::time::parse;
 use theurian_protocol::mcp::{
     Excerpt, KnowledgeSearchInput, KnowledgeSearchResponse, RetrievalMetadata,
     RetrievalMetadataFallbackReason as Reason, RetrievalMetadataMode,
-    RetrievalMetadataStaleAgainst, RetrievalResult,
+    RetrievalMetadataStaleAgainst, RetrievalResult, RetrievalResultRaptorPathItem,
 };
 use theurian_protocol::Refusal;
 
@@ -199,6 +199,32 @@ pub(crate) async fn answer(
                             let mut shaped_hit = result(&item, &now, TOOL)?;
                             shaped_hit.excerpt = Excerpt(excerpt(&hit.passage));
                             shaped_hit.fused_score = Some(hit.fused_score);
+                            if let Some(forest) = &idx.forest {
+                                let chunks: Vec<&theurian_core::index::open::Passage> = idx
+                                    .passages
+                                    .iter()
+                                    .filter(|p| p.live && p.revision_id == item.revision_id)
+                                    .collect();
+                                if let Some(first) = chunks.first() {
+                                    let ids: Vec<&str> =
+                                        chunks.iter().map(|p| p.chunk_id.as_str()).collect();
+                                    shaped_hit.raptor_path = theurian_core::index::raptor::path(
+                                        forest,
+                                        &ids,
+                                        &first.status,
+                                        &first.sensitivity,
+                                    )
+                                    .into_iter()
+                                    .filter_map(|(node_id, level, title)| {
+                                        Some(RetrievalResultRaptorPathItem {
+                                            node_id,
+                                            level: std::num::NonZeroU64::new(level as u64)?,
+                                            title,
+                                        })
+                                    })
+                                    .collect();
+                                }
+                            }
                             shaped_hit.found_by = Some(
                                 hit.found_by
                                     .iter()

@@ -52,7 +52,8 @@ fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
             },
             knowledge_get: serves(Handlers::KNOWLEDGE_GET),
             hybrid_retrieval: search,
-            raptor: false,
+            // The summary retriever reads a forest whenever a build has one (`index build --raptor`).
+            raptor: search,
             sensitivity_enforcement: search || serves(Handlers::KNOWLEDGE_GET),
             review_findings: serves(Handlers::REVIEW_FINDINGS),
             review_ingestion: serves(Handlers::REVIEW_SEARCH),
