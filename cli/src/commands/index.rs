@@ -9,7 +9,29 @@ use theurian_core::index::pointer::{BuildInfo, IndexPointer};
 use theurian_core::store::{pipeline, pointer};
 use theurian_core::{serving_profile, CoreError};
 
-pub fn run(data: &DataDir, cmd: IndexCommand) -> Result<Value, CoreError> {
+/// A one-line progress bar on stderr, redrawn in place.
+fn progress(done: usize, total: usize) {
+    use std::io::Write;
+    let width = 30;
+    let filled = if total == 0 {
+        width
+    } else {
+        done * width / total
+    };
+    let mut err = std::io::stderr();
+    let _ = write!(
+        err,
+        "\rindexing [{}{}] {done}/{total} items",
+        "#".repeat(filled),
+        " ".repeat(width - filled)
+    );
+    if done + 1 >= total {
+        let _ = write!(err, "\r{}\r", " ".repeat(width + 40));
+    }
+    let _ = err.flush();
+}
+
+pub fn run(data: &DataDir, cmd: IndexCommand, json_output: bool) -> Result<Value, CoreError> {
     let project = project(data)?;
     match cmd {
         IndexCommand::Build {
@@ -24,6 +46,10 @@ pub fn run(data: &DataDir, cmd: IndexCommand) -> Result<Value, CoreError> {
                 &project.row.project_id,
                 &visible,
                 BuildOptions {
+                    // Quiet under --json and when stderr is not a terminal.
+                    progress: (!json_output
+                        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                    .then_some(progress as fn(usize, usize)),
                     include_unapproved,
                     no_embeddings,
                     raptor,

@@ -21,7 +21,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Init => init::run(&data),
         Command::Project(cmd) => project::run(&data, cmd),
         Command::Migrate(cmd) => migrate::run(&data, cmd),
-        Command::Index(cmd) => index::run(&data, cmd),
+        Command::Index(cmd) => index::run(&data, cmd, cli.json),
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),

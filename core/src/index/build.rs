@@ -22,6 +22,8 @@ use tantivy::{doc, Index, IndexWriter};
 /// What to build.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BuildOptions {
+    /// Called as items are indexed, with (done, total): the CLI's progress bar.
+    pub progress: Option<fn(usize, usize)>,
     /// Index drafts and proposals too.
     pub include_unapproved: bool,
     /// Skip the dense embeddings.
@@ -117,7 +119,11 @@ pub async fn build(
     let mut vectors: Vec<u8> = Vec::new();
     let mut seq = 0u64;
     let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
-    for item in &items {
+    let total = items.len();
+    for (done, item) in items.iter().enumerate() {
+        if let Some(report) = options.progress {
+            report(done, total);
+        }
         let served = served_text(&item.title, &item.body);
         let sha = sha256_hex(served.as_bytes());
         let chunks = chunk(&served);
