@@ -13,11 +13,7 @@ use theurian_core::{serving_profile, CoreError};
 fn progress(done: usize, total: usize) {
     use std::io::Write;
     let width = 30;
-    let filled = if total == 0 {
-        width
-    } else {
-        done * width / total
-    };
+    let filled = (done * width).checked_div(total).unwrap_or(width);
     let mut err = std::io::stderr();
     let _ = write!(
         err,
