@@ -156,6 +156,7 @@ pub async fn build(
                     f.served_sha => sha.as_str(),
                     f.status => item.status.as_str(),
                     f.sensitivity => item.sensitivity.as_str(),
+                    f.kind => item.kind.as_str(),
                     f.heading => c.heading.as_str(),
                     f.text => c.text.as_str(),
                     f.words => format!("{}\n{}", c.heading, c.text),
