@@ -8,6 +8,7 @@
 pub mod corpus;
 pub mod datadir;
 pub mod error;
+pub mod findings;
 pub mod fsutil;
 pub mod gitcheck;
 pub mod gitdir;

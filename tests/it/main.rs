@@ -10,6 +10,7 @@
 
 mod cli;
 mod daemon_cli;
+mod findings;
 mod generated;
 mod key_sets;
 mod knowledge;

@@ -1,0 +1,198 @@
+//! Findings read from real git history (repositories made here with the fixture messages),
+//! compared with what the reference stored for the same messages.
+
+use crate::migrate_apply::git;
+use crate::support::shared;
+use serde_json::Value;
+use std::process::Command;
+use theurian_core::findings::history::load;
+
+fn commit(dir: &std::path::Path, message_file: &std::path::Path, date: &str) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_DATE", date)
+        .args(["commit", "-q", "--allow-empty", "--cleanup=verbatim", "-F"])
+        .arg(message_file)
+        .output()
+        .expect("git commit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_fixture_history_yields_the_reference_rows() {
+    let fixtures = shared().join("reference/review-fixtures/commit-messages");
+    let dir = tempfile::tempdir().expect("tempdir");
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    for (file, date) in [
+        (
+            "deb367611943428468f61d4a03e78667bc4a419c.txt",
+            "2026-08-01T12:00:00+09:00",
+        ),
+        (
+            "0b40c62a93e9c3d90d3f47d6d3d6ca8f3615c320.txt",
+            "2026-08-02T00:00:00-11:00",
+        ),
+        (
+            "51f5e96905ac898096b8cdc20f030e79aface346.txt",
+            "2026-08-03T09:30:00+00:00",
+        ),
+    ] {
+        commit(dir.path(), &fixtures.join(file), date);
+    }
+    // Only the remote-tracking ref is read: a local branch alone gives an error naming the cure.
+    let err = load(dir.path()).expect_err("no remote ref yet");
+    assert!(err.remedy.contains("git fetch origin main"));
+    git(
+        dir.path(),
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+    let got = load(dir.path()).expect("load");
+    assert_eq!(got.commits, 3);
+
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join("expected-store-rows.json")).expect("rows"),
+    )
+    .expect("json");
+    let want: Vec<(u64, String, String, String, String)> = expected["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|r| {
+            (
+                r[1].as_u64().unwrap_or(99),
+                r[2].as_str().unwrap_or_default().into(),
+                r[3].as_str().unwrap_or_default().into(),
+                r[4].as_str().unwrap_or_default().into(),
+                r[7].as_str().unwrap_or_default().into(),
+            )
+        })
+        .collect();
+    let have: Vec<(u64, String, String, String, String)> = got
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                f.position as u64,
+                f.reviewer.into(),
+                f.severity.into(),
+                f.text.clone(),
+                f.committed_at.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        have, want,
+        "same findings, same order (committer time, sha, line), same positions"
+    );
+    let want_rejected: Vec<(u64, String, String)> = expected["rejected_trailers"]
+        .as_array()
+        .expect("rejected")
+        .iter()
+        .map(|r| {
+            (
+                r[1].as_u64().unwrap_or(99),
+                r[2].as_str().unwrap_or_default().into(),
+                r[3].as_str().unwrap_or_default().into(),
+            )
+        })
+        .collect();
+    let have_rejected: Vec<(u64, String, String)> = got
+        .rejections
+        .iter()
+        .map(|r| (r.position as u64, r.raw_line.clone(), r.reason.clone()))
+        .collect();
+    assert_eq!(have_rejected, want_rejected);
+}
+
+#[test]
+fn merges_are_walked_and_undecodable_messages_are_rejected_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    let msg = |name: &str, text: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("message");
+        path
+    };
+    commit(
+        dir.path(),
+        &msg(
+            "m1",
+            b"base\n\nReview-Finding: security LOW \xe2\x80\x94 on main\n",
+        ),
+        "2026-08-01T00:00:00Z",
+    );
+    git(dir.path(), &["checkout", "-q", "-b", "side"]);
+    commit(
+        dir.path(),
+        &msg(
+            "m2",
+            b"side\n\nReview-Finding: adversarial HIGH \xe2\x80\x94 on a merged branch\n",
+        ),
+        "2026-08-02T00:00:00Z",
+    );
+    // git re-encodes a message given to `commit`, so write the raw object to keep the bad byte.
+    let out = |args: &[&str]| {
+        String::from_utf8(
+            Command::new("git")
+                .current_dir(dir.path())
+                .args(args)
+                .output()
+                .expect("git")
+                .stdout,
+        )
+        .expect("utf8")
+    };
+    let (parent, tree) = (
+        out(&["rev-parse", "HEAD"]),
+        out(&["rev-parse", "HEAD^{tree}"]),
+    );
+    let mut raw = format!("tree {}\nparent {}\nauthor t <t@example.com> 1785715200 +0000\ncommitter t <t@example.com> 1785715200 +0000\n\n", tree.trim(), parent.trim()).into_bytes();
+    raw.extend_from_slice(
+        b"bad \xff bytes\n\nReview-Finding: security LOW \xe2\x80\x94 unreadable\n",
+    );
+    let mut child = Command::new("git")
+        .current_dir(dir.path())
+        .args(["hash-object", "-t", "commit", "-w", "--stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("hash-object");
+    std::io::Write::write_all(child.stdin.as_mut().expect("stdin"), &raw).expect("write");
+    let id = String::from_utf8(child.wait_with_output().expect("wait").stdout).expect("utf8");
+    git(dir.path(), &["update-ref", "refs/heads/side", id.trim()]);
+    git(dir.path(), &["checkout", "-q", "main"]);
+    let out = Command::new("git")
+        .current_dir(dir.path())
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .args(["merge", "-q", "--no-ff", "-m", "merge side", "side"])
+        .output()
+        .expect("merge");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    git(
+        dir.path(),
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+    let got = load(dir.path()).expect("load");
+    let texts: Vec<&str> = got.findings.iter().map(|f| f.text.as_str()).collect();
+    assert_eq!(texts, ["on main", "on a merged branch"]);
+    assert_eq!(got.rejections.len(), 1);
+    assert!(
+        got.rejections[0].reason.contains("not UTF-8")
+            && got.rejections[0].raw_line.starts_with("bad ")
+    );
+}
