@@ -31,6 +31,9 @@ pub enum Command {
     /// Build and inspect the ranked retrieval index.
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Review findings from git history.
+    #[command(subcommand)]
+    Findings(FindingsCommand),
     /// Start, stop and inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -118,6 +121,13 @@ pub enum MigrateCommand {
     },
     /// Show how many migrations the current state has applied and which are pending.
     Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FindingsCommand {
+    /// Read the `Review-Finding:` trailers on every commit reachable from
+    /// refs/remotes/origin/main and rebuild .theurian/state/theurian-findings-local.sqlite.
+    Build,
 }
 
 #[derive(Debug, Subcommand)]

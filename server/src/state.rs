@@ -38,6 +38,8 @@ pub struct Shared {
     pub served: theurian_core::index::search::ServedDigests,
     /// Opened index builds.
     pub indexes: theurian_core::index::open::IndexCache,
+    /// The review.findings admission gate.
+    pub findings_gate: crate::admission::Gate,
     /// The knowledge.search admission gate.
     pub search_gate: crate::admission::Gate,
     /// A random id for this run, published by `/health` and recorded in the lock file, so

@@ -1,11 +1,15 @@
 //! Findings read from real git history (repositories made here with the fixture messages),
 //! compared with what the reference stored for the same messages.
 
-use crate::migrate_apply::git;
-use crate::support::shared;
-use serde_json::Value;
+use crate::migrate_apply::{git, Repo};
+use crate::support::{shared, Daemon};
+use serde_json::{json, Value};
 use std::process::Command;
+use theurian_core::datadir::DataDir;
 use theurian_core::findings::history::load;
+use theurian_protocol::seat::Seat;
+use theurian_protocol::tools::ToolId;
+use theurian_server::ToolNames;
 
 fn commit(dir: &std::path::Path, message_file: &std::path::Path, date: &str) {
     let out = Command::new("git")
@@ -26,11 +30,9 @@ fn commit(dir: &std::path::Path, message_file: &std::path::Path, date: &str) {
     );
 }
 
-#[test]
-fn the_fixture_history_yields_the_reference_rows() {
+/// Commits the three reference fixture messages, oldest first, at the dates the reference used.
+fn commit_fixtures(dir: &std::path::Path) {
     let fixtures = shared().join("reference/review-fixtures/commit-messages");
-    let dir = tempfile::tempdir().expect("tempdir");
-    git(dir.path(), &["init", "-q", "-b", "main"]);
     for (file, date) in [
         (
             "deb367611943428468f61d4a03e78667bc4a419c.txt",
@@ -45,8 +47,16 @@ fn the_fixture_history_yields_the_reference_rows() {
             "2026-08-03T09:30:00+00:00",
         ),
     ] {
-        commit(dir.path(), &fixtures.join(file), date);
+        commit(dir, &fixtures.join(file), date);
     }
+}
+
+#[test]
+fn the_fixture_history_yields_the_reference_rows() {
+    let fixtures = shared().join("reference/review-fixtures/commit-messages");
+    let dir = tempfile::tempdir().expect("tempdir");
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    commit_fixtures(dir.path());
     // Only the remote-tracking ref is read: a local branch alone gives an error naming the cure.
     let err = load(dir.path()).expect_err("no remote ref yet");
     assert!(err.remedy.contains("git fetch origin main"));
@@ -195,4 +205,183 @@ fn merges_are_walked_and_undecodable_messages_are_rejected_whole() {
         got.rejections[0].reason.contains("not UTF-8")
             && got.rejections[0].raw_line.starts_with("bad ")
     );
+}
+
+/// `findings build` through the real binary, then `review.findings` over a real socket.
+#[tokio::test]
+async fn built_findings_are_served_newest_first_with_exact_filters() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    commit_fixtures(repo.dir.path());
+    let daemon = Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Dotted,
+    )
+    .await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let call = |args: Value| {
+        let mut merged = json!({"projectId": "demo"});
+        for (k, v) in args.as_object().cloned().unwrap_or_default() {
+            merged[k] = v;
+        }
+        merged
+    };
+
+    // Before any build: one constant refusal, and the build names the missing ref.
+    let before = c.call("review.findings", call(json!({}))).await;
+    assert!(refused(&before, "STATE_UNAVAILABLE").contains("theurian findings build"));
+    assert!(repo
+        .refused(&["--json", "findings", "build"], 1)
+        .contains("origin/main"));
+    git(
+        repo.dir.path(),
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+    let built = repo.ok(&["--json", "findings", "build"]);
+    assert_eq!(
+        (built["findings"].as_u64(), built["rejected"].as_u64()),
+        (Some(6), Some(2))
+    );
+
+    let all = ok(&c.call("review.findings", call(json!({}))).await);
+    let rows: Vec<(String, u64, String)> = all["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["committedAt"].as_str().unwrap_or_default().to_owned(),
+                f["position"].as_u64().unwrap_or(99),
+                f["findingText"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let order: Vec<(&str, u64)> = rows.iter().map(|(d, p, _)| (&d[..10], *p)).collect();
+    assert_eq!(
+        order,
+        [
+            ("2026-08-03", 0),
+            ("2026-08-03", 1),
+            ("2026-08-02", 0),
+            ("2026-08-01", 0),
+            ("2026-08-01", 1),
+            ("2026-08-01", 2)
+        ],
+        "newest commit first, then trailer position"
+    );
+    assert_eq!(
+        (all["count"].as_u64(), all["truncated"].as_bool()),
+        (Some(6), Some(false))
+    );
+    assert_eq!(all["findings"][0]["mayContainInstructions"], true);
+    assert_eq!(all["findings"][0]["executable"], false);
+
+    let texts = |body: &Value| -> Vec<String> {
+        body["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["findingText"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let security = ok(&c
+        .call("review.findings", call(json!({"reviewer": "security"})))
+        .await);
+    assert_eq!(
+        texts(&security),
+        [
+            "no space after the key still parses",
+            "unbounded retry lets a caller pin a worker"
+        ]
+    );
+    let low = ok(&c
+        .call(
+            "review.findings",
+            call(json!({"severity": "LOW", "q": "EM DASH"})),
+        )
+        .await);
+    assert_eq!(
+        texts(&low),
+        ["text with \u{2014} an em dash \u{2014} kept whole"]
+    );
+    // `%` and `_` are literal, not wildcards.
+    let literal = ok(&c.call("review.findings", call(json!({"q": "%"}))).await);
+    assert_eq!(literal["count"], 0);
+    let sha = all["findings"][3]["commitSha"]
+        .as_str()
+        .expect("sha")
+        .to_owned();
+    let by_commit = ok(&c
+        .call("review.findings", call(json!({"commitSha": sha})))
+        .await);
+    assert_eq!(by_commit["count"], 3);
+    let page = ok(&c.call("review.findings", call(json!({"limit": 2}))).await);
+    assert_eq!(
+        (page["count"].as_u64(), page["truncated"].as_bool()),
+        (Some(2), Some(true))
+    );
+
+    // Refusals: range before vocabulary, range before the inert-axis check, nothing read.
+    for (args, code, needle) in [
+        (json!({"limit": 0}), "INVALID_INPUT", "between 1 and 100"),
+        (json!({"limit": 101}), "INVALID_INPUT", "between 1 and 100"),
+        (
+            json!({"reviewer": "nobody"}),
+            "INVALID_INPUT",
+            "code-review, security, adversarial",
+        ),
+        (json!({"severity": "low"}), "INVALID_INPUT", "upper-case"),
+        (
+            json!({"commitSha": &sha[..12]}),
+            "INVALID_INPUT",
+            "full 40- or 64-character",
+        ),
+        (
+            json!({"pullRequest": 0}),
+            "INVALID_INPUT",
+            "positive number",
+        ),
+        (
+            json!({"pullRequest": 5}),
+            "INVALID_INPUT",
+            "Nothing was searched",
+        ),
+        (
+            json!({"family": "x"}),
+            "INVALID_INPUT",
+            "no finding carries them",
+        ),
+        (json!({"q": ""}), "INVALID_INPUT", "empty"),
+        (
+            json!({"projectId": "nope"}),
+            "PROJECT_NOT_REGISTERED",
+            "theurian project register",
+        ),
+    ] {
+        let text = refused(&c.call("review.findings", call(args.clone())).await, code);
+        assert!(text.contains(needle), "{args}: {text}");
+    }
+    daemon.shutdown().await;
+}
+
+fn ok(result: &Value) -> Value {
+    assert_eq!(result["isError"], false, "{result}");
+    let body = result["structuredContent"].clone();
+    Seat::new()
+        .expect("seat")
+        .check_response(ToolId::ReviewFindings, &body)
+        .unwrap_or_else(|e| panic!("{e}"));
+    body
+}
+
+fn refused(result: &Value, code: &str) -> String {
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["_meta"]["code"], code, "{result}");
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }

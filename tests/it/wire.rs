@@ -170,7 +170,7 @@ async fn the_seat_refuses_bad_arguments_without_echoing_them() {
     // A tool the contract defines but this build does not register is refused at dispatch.
     let text = assert_refused(
         &client
-            .call("review.findings", json!({"projectId": "demo"}))
+            .call("review.search", json!({"projectId": "demo"}))
             .await,
         "INVALID_INPUT",
     );

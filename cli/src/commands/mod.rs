@@ -4,6 +4,7 @@ mod auth;
 mod bench;
 mod bench_search;
 mod daemon;
+mod findings;
 mod index;
 mod init;
 mod migrate;
@@ -21,6 +22,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Init => init::run(&data),
         Command::Project(cmd) => project::run(&data, cmd),
         Command::Migrate(cmd) => migrate::run(&data, cmd),
+        Command::Findings(cmd) => findings::run(&data, cmd),
         Command::Index(cmd) => index::run(&data, cmd, cli.json),
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),

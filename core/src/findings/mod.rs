@@ -6,4 +6,5 @@
 //! * [`history`]: the walk, record-level rejections, ordering and per-commit positions.
 
 pub mod history;
+pub mod store;
 pub mod trailer;

@@ -9,6 +9,7 @@ mod knowledge_search;
 mod knowledge_status;
 mod project;
 mod project_list;
+mod review_findings;
 mod shape;
 mod system_capabilities;
 
@@ -55,7 +56,21 @@ impl ToolHandlers for Handlers {
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const PROJECT_LIST: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const REVIEW_FINDINGS: Option<KeyUsage> = None;
+    const REVIEW_FINDINGS: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "reviewer",
+            "severity",
+            "family",
+            "specialist",
+            "commitSha",
+            "pullRequest",
+            "q",
+            "limit",
+        ],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
     const REVIEW_SEARCH: Option<KeyUsage> = None;
     const SYSTEM_CAPABILITIES: Option<KeyUsage> = Some(KeyUsage::NONE);
     const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage> = None;
@@ -81,6 +96,13 @@ impl ToolHandlers for Handlers {
         input: mcp::KnowledgeStatusInput,
     ) -> Result<mcp::KnowledgeStatusResponse, Refusal> {
         knowledge_status::answer(&self.state, input).await
+    }
+
+    async fn review_findings(
+        &self,
+        input: mcp::ReviewFindingsInput,
+    ) -> Result<mcp::ReviewFindingsResponse, Refusal> {
+        review_findings::answer(&self.state, input).await
     }
 
     async fn project_list(

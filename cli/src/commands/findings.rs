@@ -1,0 +1,44 @@
+//! `theurian findings build`: history → the findings store, recorded as built here.
+
+use super::migrate::project_root;
+use crate::args::FindingsCommand;
+use serde_json::{json, Value};
+use theurian_core::datadir::DataDir;
+use theurian_core::findings::store::{replace_all, STORE_ID};
+use theurian_core::findings::{history, trailer::PARSER_STAMP};
+use theurian_core::store::lock::{acquire, WRITE_LOCK_WAIT};
+use theurian_core::store::{pipeline, provenance};
+use theurian_core::CoreError;
+
+pub fn run(data: &DataDir, cmd: FindingsCommand) -> Result<Value, CoreError> {
+    match cmd {
+        FindingsCommand::Build => {
+            let root = project_root()?;
+            if !root.join(".theurian").is_dir() {
+                return Err(CoreError::failure(
+                    format!("{} has no .theurian/ directory.", root.display()),
+                    "Run `theurian init` first.",
+                ));
+            }
+            // The history read runs outside the writer lock; only the swap holds it.
+            let load = history::load(&root)?;
+            let lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
+            let path =
+                pipeline::runtime()?.block_on(replace_all(&root.join(".theurian/state"), &load))?;
+            drop(lock);
+            provenance::record(data, &root, "findings", STORE_ID).map_err(|e| {
+                CoreError::failure(
+                    format!("The store was rebuilt, but this installation could not record that it built it ({}), so `review.findings` will refuse to serve it.", e.message),
+                    e.remedy,
+                )
+            })?;
+            Ok(json!({
+                "storePath": path.to_string_lossy(),
+                "findings": load.findings.len(),
+                "rejected": load.rejections.len(),
+                "parserStamp": PARSER_STAMP,
+                "built": true,
+            }))
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The findings store `.theurian/state/theurian-findings-local.sqlite` (schema version 2, the
+//! reference's tables): rebuilt from scratch into a `.building` file and renamed over the live
+//! one, stamped with the parser's fingerprint; served only while version and stamp are current.
+
+use super::history::Load;
+use super::trailer::PARSER_STAMP;
+use crate::store::bulk::{insert, Val};
+use crate::CoreError;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+use sqlx::{ConnectOptions, Connection, Row};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The store's file name under `.theurian/state/`.
+pub const STORE_FILE: &str = "theurian-findings-local.sqlite";
+/// The store id recorded in provenance.
+pub const STORE_ID: &str = "local";
+/// The store's schema version.
+pub const SCHEMA_VERSION: i64 = 2;
+
+const DDL: &str = "
+CREATE TABLE findings_metadata (id INTEGER PRIMARY KEY CHECK (id = 1), findings_schema_version INTEGER NOT NULL, parser_stamp TEXT NOT NULL, built_at TEXT NOT NULL);
+CREATE TABLE findings (commit_sha TEXT NOT NULL, position INTEGER NOT NULL, reviewer TEXT NOT NULL, severity TEXT NOT NULL, finding_text TEXT NOT NULL,
+    provider TEXT NOT NULL, source_uri TEXT NOT NULL, committed_at TEXT NOT NULL, pull_request INTEGER, family TEXT, specialist TEXT, PRIMARY KEY (commit_sha, position));
+CREATE TABLE rejected_trailers (commit_sha TEXT NOT NULL, position INTEGER NOT NULL, raw_line TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (commit_sha, position));
+";
+
+fn store_error(e: impl std::fmt::Display) -> CoreError {
+    CoreError::failure(
+        format!("The findings store could not be written: {e}."),
+        "Check that .theurian/state is writable and there is free disk space, then retry `theurian findings build`.",
+    )
+}
+
+fn remove_with_sidecars(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
+/// Replaces the store under `state_dir` with `load`.
+pub async fn replace_all(state_dir: &Path, load: &Load) -> Result<PathBuf, CoreError> {
+    std::fs::create_dir_all(state_dir).map_err(store_error)?;
+    let live = state_dir.join(STORE_FILE);
+    let building = state_dir.join(format!("{STORE_FILE}.building"));
+    remove_with_sidecars(&building);
+    let result = async {
+        let mut conn = SqliteConnectOptions::new()
+            .filename(&building)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5))
+            .connect()
+            .await?;
+        let mut tx = conn.begin().await?;
+        sqlx::raw_sql(DDL).execute(&mut *tx).await?;
+        let findings: Vec<Vec<Val>> = load
+            .findings
+            .iter()
+            .map(|f| {
+                vec![
+                    f.commit_sha.as_str().into(), (f.position as i64).into(), f.reviewer.into(), f.severity.into(), f.text.as_str().into(), "git".into(),
+                    f.commit_sha.as_str().into(), f.committed_at.as_str().into(), Val::Int(None), Val::Text(None), Val::Text(None),
+                ]
+            })
+            .collect();
+        insert(&mut tx, "findings", &["commit_sha", "position", "reviewer", "severity", "finding_text", "provider", "source_uri", "committed_at", "pull_request", "family", "specialist"], &findings).await?;
+        let rejected: Vec<Vec<Val>> = load
+            .rejections
+            .iter()
+            .map(|r| vec![r.commit_sha.as_str().into(), (r.position as i64).into(), r.raw_line.as_str().into(), r.reason.as_str().into()])
+            .collect();
+        insert(&mut tx, "rejected_trailers", &["commit_sha", "position", "raw_line", "reason"], &rejected).await?;
+        sqlx::query("INSERT INTO findings_metadata (id, findings_schema_version, parser_stamp, built_at) VALUES (1, ?, ?, ?)")
+            .bind(SCHEMA_VERSION)
+            .bind(PARSER_STAMP)
+            .bind(crate::store::time::now_micros())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        // Fold the WAL into the file before it is renamed into place.
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut conn).await?;
+        conn.close().await
+    }
+    .await;
+    if let Err(e) = result {
+        remove_with_sidecars(&building);
+        return Err(store_error(e));
+    }
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", live.display()));
+        let _ = std::fs::remove_file(format!("{}{suffix}", building.display()));
+    }
+    std::fs::rename(&building, &live).map_err(store_error)?;
+    Ok(live)
+}
+
+/// The filters of one read (already validated).
+#[derive(Debug, Clone, Default)]
+pub struct Filters<'a> {
+    pub reviewer: Option<&'a str>,
+    pub severity: Option<&'a str>,
+    pub commit_sha: Option<&'a str>,
+    pub q: Option<&'a str>,
+    pub limit: usize,
+}
+
+/// A served row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindingRow {
+    pub commit_sha: String,
+    pub position: i64,
+    pub reviewer: String,
+    pub severity: String,
+    pub finding_text: String,
+    pub committed_at: String,
+}
+
+/// Why a store cannot be served (never distinguished to the caller).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable;
+
+/// One read: the stamp check, then the query, `limit + 1` rows for the truncation probe.
+pub async fn read(path: &Path, f: &Filters<'_>) -> Result<(Vec<FindingRow>, bool), Unavailable> {
+    let meta = std::fs::metadata(path).map_err(|_| Unavailable)?;
+    if !meta.is_file() {
+        return Err(Unavailable);
+    }
+    let mut conn = SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true)
+        .create_if_missing(false)
+        .connect()
+        .await
+        .map_err(|_| Unavailable)?;
+    let stamp = sqlx::query(
+        "SELECT findings_schema_version, parser_stamp FROM findings_metadata WHERE id = 1",
+    )
+    .fetch_optional(&mut conn)
+    .await
+    .map_err(|_| Unavailable)?;
+    let current = stamp.is_some_and(|r| {
+        r.try_get::<i64, _>(0).ok() == Some(SCHEMA_VERSION)
+            && r.try_get::<String, _>(1).ok().as_deref() == Some(PARSER_STAMP)
+    });
+    if !current {
+        return Err(Unavailable);
+    }
+    let pattern = f.q.map(|q| {
+        format!(
+            "%{}%",
+            q.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        )
+    });
+    let rows = sqlx::query(
+        "SELECT commit_sha, position, reviewer, severity, substr(finding_text, 1, 2001), committed_at FROM findings
+         WHERE (?1 IS NULL OR reviewer = ?1) AND (?2 IS NULL OR severity = ?2) AND (?3 IS NULL OR commit_sha = ?3)
+           AND (?4 IS NULL OR finding_text LIKE ?4 ESCAPE '\\')
+         ORDER BY committed_at DESC, commit_sha ASC, position ASC LIMIT ?5",
+    )
+    .bind(f.reviewer)
+    .bind(f.severity)
+    .bind(f.commit_sha)
+    .bind(pattern)
+    .bind((f.limit + 1) as i64)
+    .fetch_all(&mut conn)
+    .await
+    .map_err(|_| Unavailable)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push(FindingRow {
+            commit_sha: r.try_get(0).map_err(|_| Unavailable)?,
+            position: r.try_get(1).map_err(|_| Unavailable)?,
+            reviewer: r.try_get(2).map_err(|_| Unavailable)?,
+            severity: r.try_get(3).map_err(|_| Unavailable)?,
+            finding_text: r.try_get(4).map_err(|_| Unavailable)?,
+            committed_at: r.try_get(5).map_err(|_| Unavailable)?,
+        });
+    }
+    let truncated = out.len() > f.limit;
+    out.truncate(f.limit);
+    Ok((out, truncated))
+}

@@ -1,0 +1,209 @@
+//! `review.findings`: the landed `Review-Finding:` trailers of a project's history, filtered
+//! exactly (reviewer, severity, full commit sha, literal text), newest first. Every filter is
+//! checked before anything is read; a store that cannot be served is one constant refusal.
+
+use super::project::open;
+use crate::state::AppState;
+use theurian_core::findings::store::{read, Filters, STORE_FILE, STORE_ID};
+use theurian_core::findings::trailer::{REVIEWERS, SEVERITIES};
+use theurian_core::paths::{resolve_inside, PathFault};
+use theurian_core::store::provenance;
+use theurian_protocol::mcp::{
+    MayContainInstructionsAlways, PullRequestNumber, RefusalMetaCode, ReviewFindingsInput,
+    ReviewFindingsResponse, ReviewFindingsResponseFindingsItem,
+    ReviewFindingsResponseFindingsItemProvider, UntrustedClassification,
+};
+use theurian_protocol::Refusal;
+
+/// Most rows one call may ask for; outside 1..=100 is refused, never clamped.
+pub const MAX_LIMIT: i64 = 100;
+/// Longest filter value.
+pub const MAX_FILTER_CHARS: usize = 200;
+/// Longest finding text served before the cut.
+pub const MAX_TEXT_CHARS: usize = 2000;
+
+const UNAVAILABLE: &str = "This project's review findings are not available: no findings store built by this installation is current. \
+Run `theurian findings build` in the project (after `git fetch origin main`), then retry.";
+const INERT: &str = "`pullRequest`, `family` and `specialist` are published fields but no finding carries them in this build, so a filter on one \
+would match nothing. Nothing was searched. Omit them and filter by reviewer, severity, commitSha or q.";
+
+fn number(n: i64) -> String {
+    let s = n.to_string();
+    if s.trim_start_matches('-').len() > 20 {
+        format!("a {}-digit number", s.trim_start_matches('-').len())
+    } else {
+        s
+    }
+}
+
+/// The three checks every string filter passes: length, transportable text, non-empty.
+fn check_text(name: &str, value: Option<&str>) -> Result<(), Refusal> {
+    let Some(v) = value else { return Ok(()) };
+    let len = v.chars().count();
+    if len > MAX_FILTER_CHARS {
+        return Err(Refusal::invalid_input(format!(
+            "`{name}` is {len} characters long, and no findings filter may be longer than {MAX_FILTER_CHARS}. Nothing was searched. Send a shorter value, or omit `{name}` to not filter on it."
+        )));
+    }
+    if v.contains('\0') {
+        return Err(Refusal::invalid_input(format!("`{name}` contains a NUL character, which no stored text can contain. Nothing was searched. Remove it, or omit `{name}`.")));
+    }
+    if v.is_empty() {
+        return Err(Refusal::invalid_input(format!("`{name}` is empty, which matches nothing rather than everything. Omit `{name}` to not filter on it.")));
+    }
+    Ok(())
+}
+
+pub(crate) async fn answer(
+    state: &AppState,
+    input: ReviewFindingsInput,
+) -> Result<ReviewFindingsResponse, Refusal> {
+    let ReviewFindingsInput {
+        agent_id: _,
+        commit_sha,
+        family,
+        limit,
+        project_id,
+        pull_request,
+        q,
+        reviewer,
+        severity,
+        snapshot_id,
+        specialist,
+        task_id: _,
+    } = input;
+    // Filters first, in the reference's order; nothing is read until they all pass.
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(Refusal::invalid_input(format!(
+            "`limit` must be between 1 and {MAX_LIMIT}; got {}. Nothing was searched. This is a refusal rather than a silent clamp: a truncated answer to a filtered question reads as the whole answer, so narrow with a filter instead of asking for a larger page.",
+            number(limit)
+        )));
+    }
+    let (reviewer, severity, family, specialist, commit_sha, q) = (
+        reviewer.as_ref().map(|v| v.as_str()),
+        severity.as_ref().map(|v| v.as_str()),
+        family.as_ref().map(|v| v.as_str()),
+        specialist.as_ref().map(|v| v.as_str()),
+        commit_sha.as_ref().map(|v| v.as_str()),
+        q.as_ref().map(|v| v.as_str()),
+    );
+    check_text("reviewer", reviewer)?;
+    if let Some(r) = reviewer {
+        if !REVIEWERS.contains(&r) {
+            return Err(Refusal::invalid_input(format!(
+                "`reviewer` must be one of {}; got {}. Nothing was searched. Omit `reviewer` to search every reviewer's findings.",
+                REVIEWERS.join(", "),
+                theurian_protocol::refusal_quote(r)
+            )));
+        }
+    }
+    check_text("severity", severity)?;
+    if let Some(s) = severity {
+        if !SEVERITIES.contains(&s) {
+            return Err(Refusal::invalid_input(format!(
+                "`severity` must be one of {}; got {}. The tokens are upper-case, as the trailer writes them. Nothing was searched. Omit `severity` to search every severity.",
+                SEVERITIES.join(", "),
+                theurian_protocol::refusal_quote(s)
+            )));
+        }
+    }
+    check_text("family", family)?;
+    check_text("specialist", specialist)?;
+    check_text("commitSha", commit_sha)?;
+    if let Some(sha) = commit_sha {
+        let hex = sha
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !(hex && (sha.len() == 40 || sha.len() == 64)) {
+            return Err(Refusal::invalid_input(
+                "`commitSha` must be a full 40- or 64-character lower-case hex commit id; short or upper-case ids are not prefix-matched. Nothing was searched.",
+            ));
+        }
+    }
+    if let Some(n) = pull_request {
+        if n < 1 {
+            return Err(Refusal::invalid_input(format!(
+                "`pullRequest` must be a positive number no larger than {}; got {}. Nothing was searched. Omit `pullRequest` to search findings from every PR.",
+                i64::MAX,
+                number(n)
+            )));
+        }
+    }
+    check_text("q", q)?;
+    if pull_request.is_some() || family.is_some() || specialist.is_some() {
+        return Err(Refusal::invalid_input(INERT));
+    }
+
+    let opened = open(
+        state,
+        project_id.as_str(),
+        snapshot_id.as_ref().map(|s| s.as_str()),
+    )
+    .await?;
+    let unavailable = || Refusal::new(RefusalMetaCode::StateUnavailable, UNAVAILABLE);
+    if !provenance::is_recorded(&state.data, &opened.resolved.root, "findings", STORE_ID) {
+        return Err(unavailable());
+    }
+    let path = match resolve_inside(&opened.resolved.root, &std::path::PathBuf::from(".theurian/state").join(STORE_FILE)) {
+        Ok(p) if p.starts_with(opened.resolved.root.join(".theurian/state")) => p,
+        Ok(_) | Err(PathFault::Escapes) => {
+            return Err(Refusal::new(
+                RefusalMetaCode::StateUnavailable,
+                format!("The findings store {STORE_FILE} resolves outside the project's .theurian/state/, so it was not read. Remove .theurian/state/{STORE_FILE}, then run `theurian findings build`."),
+            ))
+        }
+        Err(_) => return Err(unavailable()),
+    };
+    let _permit = state.findings_gate.enter().await?;
+    let filters = Filters {
+        reviewer,
+        severity,
+        commit_sha,
+        q,
+        limit: limit as usize,
+    };
+    let (rows, truncated) = read(&path, &filters).await.map_err(|_| unavailable())?;
+    let mut findings = Vec::with_capacity(rows.len());
+    for r in rows {
+        let text = if r.finding_text.chars().count() > MAX_TEXT_CHARS {
+            format!(
+                "{}...",
+                r.finding_text
+                    .chars()
+                    .take(MAX_TEXT_CHARS)
+                    .collect::<String>()
+            )
+        } else {
+            r.finding_text
+        };
+        findings.push(ReviewFindingsResponseFindingsItem {
+            commit_sha: r
+                .commit_sha
+                .as_str()
+                .try_into()
+                .map_err(|_| unavailable())?,
+            position: u64::try_from(r.position).map_err(|_| unavailable())?,
+            reviewer: r.reviewer.parse().map_err(|_| unavailable())?,
+            severity: r.severity.parse().map_err(|_| unavailable())?,
+            finding_text: text.as_str().try_into().map_err(|_| unavailable())?,
+            provider: ReviewFindingsResponseFindingsItemProvider::Git,
+            source_uri: r
+                .commit_sha
+                .as_str()
+                .try_into()
+                .map_err(|_| unavailable())?,
+            committed_at: r.committed_at,
+            pull_request: PullRequestNumber(None),
+            family: None,
+            specialist: None,
+            content_classification: UntrustedClassification::UntrustedKnowledge,
+            may_contain_instructions: MayContainInstructionsAlways::default(),
+            executable: Default::default(),
+        });
+    }
+    Ok(ReviewFindingsResponse {
+        count: findings.len() as u64,
+        truncated,
+        findings,
+    })
+}
