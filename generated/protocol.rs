@@ -7612,6 +7612,200 @@ This schema deliberately does not close itself. A tool schema includes it with `
             )
         }
     }
+    impl ContentClassification {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "untrusted-knowledge",
+            "system-metadata",
+        ];
+    }
+    impl KnowledgeGenerateMigrationDraftResponseOperationsItem {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "deprecateItem",
+            "addRelation",
+            "removeRelation",
+            "addAlias",
+            "removeAlias",
+            "changeOwner",
+            "registerSpecification",
+            "supersedeSpecification",
+            "addEvidence",
+            "removeEvidence",
+        ];
+    }
+    impl KnowledgeProposeChangeInputContentType {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "text/markdown",
+            "application/json",
+            "application/yaml",
+        ];
+    }
+    impl RefusalMetaCode {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "INVALID_INPUT",
+            "PROJECT_NOT_REGISTERED",
+            "NOT_AUTHORIZED",
+            "SNAPSHOT_NOT_FOUND",
+            "INDEX_BUILDING",
+            "REVISION_CONFLICT",
+            "MIGRATION_CHECKSUM_MISMATCH",
+            "STATE_UNAVAILABLE",
+            "CAPACITY_EXCEEDED",
+            "INTERNAL",
+        ];
+    }
+    impl RelationRelationType {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "implements",
+            "implemented_by",
+            "supersedes",
+            "superseded_by",
+            "depends_on",
+            "constrained_by",
+            "verified_by",
+            "reviewed_by",
+            "contradicts",
+            "related_to",
+            "derived_from",
+            "evidenced_by",
+            "rejects",
+            "exception_to",
+        ];
+    }
+    impl RetrievalMetadataFallbackReason {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "no-index",
+            "index-pointer-invalid",
+            "index-file-missing",
+            "index-schema-mismatch",
+            "index-unreadable",
+            "index-project-mismatch",
+            "index-unbuilt",
+            "unapproved-not-indexed",
+            "serving-profile-mismatch",
+            "index-purge-failed",
+        ];
+    }
+    impl RetrievalMetadataMode {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "hybrid",
+            "lexical",
+            "dense",
+            "none",
+            "substring",
+        ];
+    }
+    impl RetrievalMetadataStaleAgainst {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["builtState"];
+    }
+    impl RetrievalResultFoundByItem {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "lexical",
+            "substring",
+            "dense",
+            "summary",
+        ];
+    }
+    impl ReviewFindingsResponseFindingsItemProvider {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["git"];
+    }
+    impl ReviewFindingsResponseFindingsItemReviewer {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "code-review",
+            "security",
+            "adversarial",
+        ];
+    }
+    impl ReviewFindingsResponseFindingsItemSeverity {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "CRITICAL",
+            "HIGH",
+            "MEDIUM",
+            "LOW",
+        ];
+    }
+    impl ReviewGenerateKnowledgeCandidateInputCategory {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "specification-gap",
+            "architecture-rule",
+            "security-rule",
+            "performance-rule",
+            "reliability-rule",
+            "coding-convention",
+            "testing-rule",
+            "domain-rule",
+            "rejected-approach",
+            "known-exception",
+            "incident-prevention",
+        ];
+    }
+    impl ReviewSearchResponseRecordsItemExcerptChannel {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["title", "body", "comment"];
+    }
+    impl ReviewSearchResponseRecordsItemKind {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "pull-request",
+            "review-submission",
+            "review-thread",
+        ];
+    }
+    impl ReviewSearchResponseRecordsItemThreadState {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "open",
+            "resolved",
+            "outdated",
+            "dismissed",
+        ];
+    }
+    impl Sensitivity {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "public",
+            "internal",
+            "confidential",
+            "restricted",
+        ];
+    }
+    impl Status {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["approved", "draft", "proposed"];
+    }
+    impl SystemCapabilitiesResponseCapabilitiesKnowledgeSearch {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["hybrid", "substring"];
+    }
+    impl SystemCapabilitiesResponseCapabilitiesReviewIngestionScope {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["public-allowlisted"];
+    }
+    impl TrustLevel {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "unverified",
+            "inferred",
+            "reviewed",
+            "authoritative",
+        ];
+    }
+    impl UntrustedClassification {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["untrusted-knowledge"];
+    }
 }
 /// A `.theurian/migrations/*.yaml` document.
 #[allow(
@@ -10632,6 +10826,139 @@ pub mod migration {
             }
         }
     }
+    impl Kind {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "architecture",
+            "decision",
+            "domain",
+            "operations",
+            "security",
+            "testing",
+            "api",
+            "incident",
+            "convention",
+            "rejected-approach",
+            "known-exception",
+        ];
+    }
+    impl MigrationApiVersion {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["theurian.dev/v1"];
+    }
+    impl OpAddAliasOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["addAlias"];
+    }
+    impl OpAddEvidenceOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["addEvidence"];
+    }
+    impl OpAddRelationOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["addRelation"];
+    }
+    impl OpChangeOwnerOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["changeOwner"];
+    }
+    impl OpChangeSensitivityOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["changeSensitivity"];
+    }
+    impl OpCreateItemOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["createItem"];
+    }
+    impl OpDeprecateItemOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["deprecateItem"];
+    }
+    impl OpRegisterSpecificationOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["registerSpecification"];
+    }
+    impl OpRegisterSpecificationStatus {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "draft",
+            "active",
+            "superseded",
+            "retired",
+        ];
+    }
+    impl OpRemoveAliasOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["removeAlias"];
+    }
+    impl OpRemoveEvidenceOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["removeEvidence"];
+    }
+    impl OpRemoveRelationOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["removeRelation"];
+    }
+    impl OpRestoreItemOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["restoreItem"];
+    }
+    impl OpSupersedeSpecificationOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["supersedeSpecification"];
+    }
+    impl OpUpsertRevisionOp {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["upsertRevision"];
+    }
+    impl RelationType {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "implements",
+            "implemented_by",
+            "supersedes",
+            "superseded_by",
+            "depends_on",
+            "constrained_by",
+            "verified_by",
+            "reviewed_by",
+            "contradicts",
+            "related_to",
+            "derived_from",
+            "evidenced_by",
+            "rejects",
+            "exception_to",
+        ];
+    }
+    impl Sensitivity {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "public",
+            "internal",
+            "confidential",
+            "restricted",
+        ];
+    }
+    impl Status {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "draft",
+            "proposed",
+            "approved",
+            "deprecated",
+            "superseded",
+            "rejected",
+        ];
+    }
+    impl TrustLevel {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "unverified",
+            "inferred",
+            "reviewed",
+            "authoritative",
+        ];
+    }
 }
 /// `.theurian/config.yaml`.
 #[allow(
@@ -11588,6 +11915,37 @@ pub mod config {
                 Self(value.into())
             }
         }
+    }
+    impl ProjectConfigApiVersion {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["theurian.dev/v1"];
+    }
+    impl ProjectConfigProvidersReviewAdapter {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["github", "none"];
+    }
+    impl ProjectConfigProvidersVectorStoreAdapter {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["sqlite-vec", "brute-force"];
+    }
+    impl ProjectConfigRetrievalIncludeStatusesItem {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "draft",
+            "proposed",
+            "approved",
+            "deprecated",
+            "superseded",
+            "rejected",
+        ];
+    }
+    impl ProjectConfigSecuritySecretScan {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["block", "warn", "off"];
+    }
+    impl Requirement {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["required", "optional", "none"];
     }
 }
 /// Plugin and client compatibility metadata.

@@ -79,6 +79,7 @@ pub fn generate(schema_dir: &Path, manifest_relative: &str) -> Result<String, Co
             continue;
         }
         let types = flatten::typify_group(dir, &files, &set)?;
+        let values = enum_values(&types)?;
         let ident = syn::Ident::new(module, proc_macro2::Span::call_site());
         let doc = format!(" {doc}");
         modules.extend(quote! {
@@ -86,6 +87,7 @@ pub fn generate(schema_dir: &Path, manifest_relative: &str) -> Result<String, Co
             #[allow(clippy::all, clippy::pedantic, missing_docs, unused_imports, dead_code, irrefutable_let_patterns)]
             pub mod #ident {
                 #types
+                #values
             }
         });
     }
@@ -100,4 +102,50 @@ pub fn generate(schema_dir: &Path, manifest_relative: &str) -> Result<String, Co
     };
     let file: syn::File = syn::parse2(all).map_err(|e| CodegenError::Parse(e.to_string()))?;
     Ok(format!("{PREAMBLE}\n{}", prettyplease::unparse(&file)))
+}
+
+/// For every enum of plain strings typify made, a `VALUES` list of its wire spellings in
+/// schema order, so code that must name the accepted values (a refusal, a parser) reads them
+/// from the schema instead of keeping its own copy.
+fn enum_values(types: &TokenStream) -> Result<TokenStream, CodegenError> {
+    let file: syn::File =
+        syn::parse2(types.clone()).map_err(|e| CodegenError::Parse(e.to_string()))?;
+    let mut out = TokenStream::new();
+    for item in &file.items {
+        let syn::Item::Enum(e) = item else { continue };
+        let mut values = Vec::new();
+        for v in &e.variants {
+            if !matches!(v.fields, syn::Fields::Unit) {
+                values.clear();
+                break;
+            }
+            values.push(serde_rename(&v.attrs).unwrap_or_else(|| v.ident.to_string()));
+        }
+        if values.is_empty() {
+            continue;
+        }
+        let name = &e.ident;
+        out.extend(quote! {
+            impl #name {
+                /// Every accepted spelling, in the order the schema lists them.
+                pub const VALUES: &'static [&'static str] = &[#(#values),*];
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// The string in a `#[serde(rename = "...")]` attribute, if the variant has one.
+fn serde_rename(attrs: &[syn::Attribute]) -> Option<String> {
+    let mut found = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                found = Some(lit.value());
+            }
+            Ok(())
+        });
+    }
+    found
 }

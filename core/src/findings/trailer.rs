@@ -2,14 +2,18 @@
 //! at column 0 with the key: `Review-Finding: <reviewer> <SEVERITY> — <text>`. Lines are split
 //! on `\n` only; the text after the first ` — ` is kept byte for byte.
 
+use theurian_protocol::mcp::{
+    ReviewFindingsResponseFindingsItemReviewer, ReviewFindingsResponseFindingsItemSeverity,
+};
+
 /// The key a candidate line starts with.
 pub const KEY: &str = "Review-Finding:";
 /// Space, em dash, space.
 pub const SEPARATOR: &str = " \u{2014} ";
-/// Reviewers, canonical spelling.
-pub const REVIEWERS: &[&str] = &["code-review", "security", "adversarial"];
-/// Severities.
-pub const SEVERITIES: &[&str] = &["CRITICAL", "HIGH", "MEDIUM", "LOW"];
+/// Reviewers, canonical spelling, in the order the response schema lists them.
+pub const REVIEWERS: &[&str] = ReviewFindingsResponseFindingsItemReviewer::VALUES;
+/// Severities, upper-case, in the order the response schema lists them.
+pub const SEVERITIES: &[&str] = ReviewFindingsResponseFindingsItemSeverity::VALUES;
 /// The grammar's fingerprint (SHA-256 of the reference's stamp material): a findings store
 /// built by a parser with another fingerprint is not served.
 pub const PARSER_STAMP: &str = "377169e2220e57090b7f0fb79f0453ff1f4f3c120d4f742cb352a388dafe2376";

@@ -17,8 +17,6 @@ use theurian_protocol::Refusal;
 
 /// Most rows one call may ask for; outside 1..=100 is refused, never clamped.
 pub const MAX_LIMIT: i64 = 100;
-/// Longest filter value.
-pub const MAX_FILTER_CHARS: usize = 200;
 /// Longest finding text served before the cut.
 pub const MAX_TEXT_CHARS: usize = 2000;
 
@@ -36,15 +34,10 @@ fn number(n: i64) -> String {
     }
 }
 
-/// The three checks every string filter passes: length, transportable text, non-empty.
+/// The checks every string filter passes beyond the schema's length bound (which the seat has
+/// already enforced): text SQLite can hold, and non-empty.
 fn check_text(name: &str, value: Option<&str>) -> Result<(), Refusal> {
     let Some(v) = value else { return Ok(()) };
-    let len = v.chars().count();
-    if len > MAX_FILTER_CHARS {
-        return Err(Refusal::invalid_input(format!(
-            "`{name}` is {len} characters long, and no findings filter may be longer than {MAX_FILTER_CHARS}. Nothing was searched. Send a shorter value, or omit `{name}` to not filter on it."
-        )));
-    }
     if v.contains('\0') {
         return Err(Refusal::invalid_input(format!("`{name}` contains a NUL character, which no stored text can contain. Nothing was searched. Remove it, or omit `{name}`.")));
     }
