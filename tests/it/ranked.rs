@@ -425,8 +425,15 @@ async fn a_withdrawal_purges_its_passages_into_a_derived_build() {
             "# Gone\n\nRetry forever without limits.",
         ),
     ]);
-    let first = repo.ok(&["--json", "index", "build"]);
+    // A forest build: its summaries quote the withdrawn passage too.
+    let first = repo.ok(&["--json", "index", "build", "--raptor"]);
     let dir = repo.dir.path().join(".theurian");
+    assert!(dir
+        .join(format!(
+            "state/theurian-index-{}/raptor.json",
+            first["indexBuildId"].as_str().expect("id")
+        ))
+        .is_file());
     std::fs::write(
         dir.join("migrations/01K1BBBBBB0000000000000050.yaml"),
         "apiVersion: theurian.dev/v1\nid: 01K1BBBBBB0000000000000050\ncreatedAt: 2026-07-17T00:00:00Z\nauthor: t\ndependsOn: [01K1BBBBBB0000000000000002]\noperations:\n  - {op: deprecateItem, itemId: arch.gone, reason: Unsafe advice.}\n",
@@ -452,6 +459,10 @@ async fn a_withdrawal_purges_its_passages_into_a_derived_build() {
         &dir.join(format!("state/theurian-index-{new_id}")),
     )
     .expect("open");
+    assert!(
+        derived.forest.is_none(),
+        "the derived build drops the forest"
+    );
     assert!(derived
         .passages
         .iter()

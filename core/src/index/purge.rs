@@ -18,11 +18,14 @@ fn report(reason: &str) -> Value {
     json!({"published": false, "indexBuildId": null, "removed": 0, "reason": reason, "failed": false, "remedy": null})
 }
 
+/// Copies the build's top-level files except the summary forest: its summaries are sentences
+/// lifted from passages, withdrawn ones included, and its node index is a subdirectory. The
+/// derived build serves without the summary retriever until the next `index build --raptor`.
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
-        if entry.file_type()?.is_file() {
+        if entry.file_type()?.is_file() && entry.file_name() != super::raptor::FOREST_FILE {
             std::fs::copy(entry.path(), to.join(entry.file_name()))?;
         }
     }

@@ -92,7 +92,6 @@ pub enum SearchError {
 pub fn terms(query: &str, min_chars: usize) -> Vec<String> {
     let cleaned: String = query
         .chars()
-        .take(2000)
         .map(|c| if c == '"' { ' ' } else { c })
         .collect();
     let mut seen = BTreeSet::new();
