@@ -4,12 +4,13 @@
 
 use super::history::Load;
 use super::trailer::PARSER_STAMP;
+use crate::knowledge::text::cut;
 use crate::store::bulk::{insert, Val};
+use crate::store::pipeline::remove_database;
+use crate::store::schema::{open_ro, options};
 use crate::CoreError;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, Row};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The store's file name under `.theurian/state/`.
 pub const STORE_FILE: &str = "theurian-findings-local.sqlite";
@@ -17,6 +18,8 @@ pub const STORE_FILE: &str = "theurian-findings-local.sqlite";
 pub const STORE_ID: &str = "local";
 /// The store's schema version.
 pub const SCHEMA_VERSION: i64 = 2;
+/// Longest finding text a read returns; a longer one is cut there and ends in `...`.
+pub const MAX_TEXT_CHARS: usize = 2000;
 
 const DDL: &str = "
 CREATE TABLE findings_metadata (id INTEGER PRIMARY KEY CHECK (id = 1), findings_schema_version INTEGER NOT NULL, parser_stamp TEXT NOT NULL, built_at TEXT NOT NULL);
@@ -32,27 +35,14 @@ fn store_error(e: impl std::fmt::Display) -> CoreError {
     )
 }
 
-fn remove_with_sidecars(path: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-}
-
 /// Replaces the store under `state_dir` with `load`.
 pub async fn replace_all(state_dir: &Path, load: &Load) -> Result<PathBuf, CoreError> {
     std::fs::create_dir_all(state_dir).map_err(store_error)?;
     let live = state_dir.join(STORE_FILE);
     let building = state_dir.join(format!("{STORE_FILE}.building"));
-    remove_with_sidecars(&building);
+    remove_database(&building);
     let result = async {
-        let mut conn = SqliteConnectOptions::new()
-            .filename(&building)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5))
-            .connect()
-            .await?;
+        let mut conn = options(&building).create_if_missing(true).connect().await?;
         let mut tx = conn.begin().await?;
         sqlx::raw_sql(DDL).execute(&mut *tx).await?;
         let findings: Vec<Vec<Val>> = load
@@ -85,7 +75,7 @@ pub async fn replace_all(state_dir: &Path, load: &Load) -> Result<PathBuf, CoreE
     }
     .await;
     if let Err(e) = result {
-        remove_with_sidecars(&building);
+        remove_database(&building);
         return Err(store_error(e));
     }
     for suffix in ["-wal", "-shm"] {
@@ -127,13 +117,7 @@ pub async fn read(path: &Path, f: &Filters<'_>) -> Result<(Vec<FindingRow>, bool
     if !meta.is_file() {
         return Err(Unavailable);
     }
-    let mut conn = SqliteConnectOptions::new()
-        .filename(path)
-        .read_only(true)
-        .create_if_missing(false)
-        .connect()
-        .await
-        .map_err(|_| Unavailable)?;
+    let mut conn = open_ro(path).await.map_err(|_| Unavailable)?;
     let stamp = sqlx::query(
         "SELECT findings_schema_version, parser_stamp FROM findings_metadata WHERE id = 1",
     )
@@ -156,7 +140,7 @@ pub async fn read(path: &Path, f: &Filters<'_>) -> Result<(Vec<FindingRow>, bool
         )
     });
     let rows = sqlx::query(
-        "SELECT commit_sha, position, reviewer, severity, substr(finding_text, 1, 2001), committed_at FROM findings
+        "SELECT commit_sha, position, reviewer, severity, substr(finding_text, 1, ?6), committed_at FROM findings
          WHERE (?1 IS NULL OR reviewer = ?1) AND (?2 IS NULL OR severity = ?2) AND (?3 IS NULL OR commit_sha = ?3)
            AND (?4 IS NULL OR finding_text LIKE ?4 ESCAPE '\\')
          ORDER BY committed_at DESC, commit_sha ASC, position ASC LIMIT ?5",
@@ -166,6 +150,7 @@ pub async fn read(path: &Path, f: &Filters<'_>) -> Result<(Vec<FindingRow>, bool
     .bind(f.commit_sha)
     .bind(pattern)
     .bind((f.limit + 1) as i64)
+    .bind((MAX_TEXT_CHARS + 1) as i64)
     .fetch_all(&mut conn)
     .await
     .map_err(|_| Unavailable)?;
@@ -176,7 +161,7 @@ pub async fn read(path: &Path, f: &Filters<'_>) -> Result<(Vec<FindingRow>, bool
             position: r.try_get(1).map_err(|_| Unavailable)?,
             reviewer: r.try_get(2).map_err(|_| Unavailable)?,
             severity: r.try_get(3).map_err(|_| Unavailable)?,
-            finding_text: r.try_get(4).map_err(|_| Unavailable)?,
+            finding_text: cut(r.try_get(4).map_err(|_| Unavailable)?, MAX_TEXT_CHARS),
             committed_at: r.try_get(5).map_err(|_| Unavailable)?,
         });
     }

@@ -14,12 +14,17 @@ pub fn excerpt(text: &str) -> String {
         .chars()
         .map(|c| if c == '\n' { ' ' } else { c })
         .collect();
-    if flat.chars().count() <= EXCERPT_CHARS {
-        flat
+    cut(flat, EXCERPT_CHARS)
+}
+
+/// The first `max` characters of `text`, with `...` appended only when something was cut.
+pub fn cut(text: String, max: usize) -> String {
+    if text.chars().count() <= max {
+        text
     } else {
-        let mut cut: String = flat.chars().take(EXCERPT_CHARS).collect();
-        cut.push_str("...");
-        cut
+        let mut short: String = text.chars().take(max).collect();
+        short.push_str("...");
+        short
     }
 }
 

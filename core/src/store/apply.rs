@@ -645,11 +645,10 @@ pub fn replay(set: &MigrationSet) -> Result<Vec<Move>, ApplyError> {
     Ok(tracker.into_moves())
 }
 
-/// JSON text as Python's `json.dumps` writes a list of strings by default.
+/// JSON text as Python's `json.dumps` writes a list of strings (", " between items); the one
+/// spacing formatter the token pricing already uses.
 fn json_list(items: &[String]) -> String {
-    serde_json::to_string(items)
-        .unwrap_or_else(|_| "[]".into())
-        .replace("\",\"", "\", \"")
+    crate::knowledge::text::priced_json(&serde_json::json!(items))
 }
 
 fn opt(s: Option<impl ToString>) -> Val {
@@ -1056,4 +1055,19 @@ fn anchor_values(a: &SourceAnchor, with_blob: bool) -> Vec<Val> {
         opt(a.external_id.as_ref().map(|r| r.as_str())),
     ]);
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_list;
+
+    #[test]
+    fn label_lists_are_spaced_like_python_and_keep_quotes_inside_labels() {
+        assert_eq!(json_list(&[]), "[]");
+        assert_eq!(json_list(&["a".into(), "b".into()]), r#"["a", "b"]"#);
+        // Quotes and commas inside a label survive the spacing.
+        let tricky = vec![r#"x","y"#.to_owned()];
+        let back: Vec<String> = serde_json::from_str(&json_list(&tricky)).expect("json");
+        assert_eq!(back, tricky);
+    }
 }

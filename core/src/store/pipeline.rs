@@ -105,7 +105,7 @@ pub async fn history_check(project: &Project, set: &MigrationSet) -> Result<(), 
     Ok(())
 }
 
-fn remove_database(path: &Path) {
+pub(crate) fn remove_database(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }

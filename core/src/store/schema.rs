@@ -170,7 +170,7 @@ CREATE TABLE project_integrity (
 );
 "#;
 
-fn options(path: &Path) -> SqliteConnectOptions {
+pub(crate) fn options(path: &Path) -> SqliteConnectOptions {
     SqliteConnectOptions::new()
         .filename(path)
         .journal_mode(SqliteJournalMode::Wal)

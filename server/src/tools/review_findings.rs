@@ -11,26 +11,33 @@ use theurian_core::store::provenance;
 use theurian_protocol::mcp::{
     MayContainInstructionsAlways, PullRequestNumber, RefusalMetaCode, ReviewFindingsInput,
     ReviewFindingsResponse, ReviewFindingsResponseFindingsItem,
-    ReviewFindingsResponseFindingsItemProvider, UntrustedClassification,
+    ReviewFindingsResponseFindingsItemCommitSha, ReviewFindingsResponseFindingsItemProvider,
+    UntrustedClassification,
 };
 use theurian_protocol::Refusal;
 
 /// Most rows one call may ask for; outside 1..=100 is refused, never clamped.
 pub const MAX_LIMIT: i64 = 100;
-/// Longest finding text served before the cut.
-pub const MAX_TEXT_CHARS: usize = 2000;
 
 const UNAVAILABLE: &str = "This project's review findings are not available: no findings store built by this installation is current. \
 Run `theurian findings build` in the project (after `git fetch origin main`), then retry.";
 const INERT: &str = "`pullRequest`, `family` and `specialist` are published fields but no finding carries them in this build, so a filter on one \
 would match nothing. Nothing was searched. Omit them and filter by reviewer, severity, commitSha or q.";
 
-fn number(n: i64) -> String {
-    let s = n.to_string();
-    if s.trim_start_matches('-').len() > 20 {
-        format!("a {}-digit number", s.trim_start_matches('-').len())
-    } else {
-        s
+/// Refuses a vocabulary filter whose value the response schema does not list.
+fn check_vocabulary(
+    name: &str,
+    value: Option<&str>,
+    accepted: &[&str],
+    hint: &str,
+) -> Result<(), Refusal> {
+    match value {
+        Some(v) if !accepted.contains(&v) => Err(Refusal::invalid_input(format!(
+            "`{name}` must be one of {}; got {}.{hint} Nothing was searched. Omit `{name}` to not filter on it.",
+            accepted.join(", "),
+            theurian_protocol::refusal_quote(v)
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -68,8 +75,7 @@ pub(crate) async fn answer(
     // Filters first, in the reference's order; nothing is read until they all pass.
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(Refusal::invalid_input(format!(
-            "`limit` must be between 1 and {MAX_LIMIT}; got {}. Nothing was searched. This is a refusal rather than a silent clamp: a truncated answer to a filtered question reads as the whole answer, so narrow with a filter instead of asking for a larger page.",
-            number(limit)
+            "`limit` must be between 1 and {MAX_LIMIT}; got {limit}. Nothing was searched. This is a refusal rather than a silent clamp: a truncated answer to a filtered question reads as the whole answer, so narrow with a filter instead of asking for a larger page.",
         )));
     }
     let (reviewer, severity, family, specialist, commit_sha, q) = (
@@ -81,46 +87,28 @@ pub(crate) async fn answer(
         q.as_ref().map(|v| v.as_str()),
     );
     check_text("reviewer", reviewer)?;
-    if let Some(r) = reviewer {
-        if !REVIEWERS.contains(&r) {
-            return Err(Refusal::invalid_input(format!(
-                "`reviewer` must be one of {}; got {}. Nothing was searched. Omit `reviewer` to search every reviewer's findings.",
-                REVIEWERS.join(", "),
-                theurian_protocol::refusal_quote(r)
-            )));
-        }
-    }
+    check_vocabulary("reviewer", reviewer, REVIEWERS, "")?;
     check_text("severity", severity)?;
-    if let Some(s) = severity {
-        if !SEVERITIES.contains(&s) {
-            return Err(Refusal::invalid_input(format!(
-                "`severity` must be one of {}; got {}. The tokens are upper-case, as the trailer writes them. Nothing was searched. Omit `severity` to search every severity.",
-                SEVERITIES.join(", "),
-                theurian_protocol::refusal_quote(s)
-            )));
-        }
-    }
+    check_vocabulary(
+        "severity",
+        severity,
+        SEVERITIES,
+        " The tokens are upper-case, as the trailer writes them.",
+    )?;
     check_text("family", family)?;
     check_text("specialist", specialist)?;
     check_text("commitSha", commit_sha)?;
-    if let Some(sha) = commit_sha {
-        let hex = sha
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if !(hex && (sha.len() == 40 || sha.len() == 64)) {
-            return Err(Refusal::invalid_input(
-                "`commitSha` must be a full 40- or 64-character lower-case hex commit id; short or upper-case ids are not prefix-matched. Nothing was searched.",
-            ));
-        }
+    if commit_sha
+        .is_some_and(|sha| ReviewFindingsResponseFindingsItemCommitSha::try_from(sha).is_err())
+    {
+        return Err(Refusal::invalid_input(
+            "`commitSha` must be a full 40- or 64-character lower-case hex commit id; short or upper-case ids are not prefix-matched. Nothing was searched.",
+        ));
     }
-    if let Some(n) = pull_request {
-        if n < 1 {
-            return Err(Refusal::invalid_input(format!(
-                "`pullRequest` must be a positive number no larger than {}; got {}. Nothing was searched. Omit `pullRequest` to search findings from every PR.",
-                i64::MAX,
-                number(n)
-            )));
-        }
+    if let Some(n) = pull_request.filter(|n| *n < 1) {
+        return Err(Refusal::invalid_input(format!(
+            "`pullRequest` must be a positive number; got {n}. Nothing was searched. Omit `pullRequest` to search findings from every PR."
+        )));
     }
     check_text("q", q)?;
     if pull_request.is_some() || family.is_some() || specialist.is_some() {
@@ -158,17 +146,6 @@ pub(crate) async fn answer(
     let (rows, truncated) = read(&path, &filters).await.map_err(|_| unavailable())?;
     let mut findings = Vec::with_capacity(rows.len());
     for r in rows {
-        let text = if r.finding_text.chars().count() > MAX_TEXT_CHARS {
-            format!(
-                "{}...",
-                r.finding_text
-                    .chars()
-                    .take(MAX_TEXT_CHARS)
-                    .collect::<String>()
-            )
-        } else {
-            r.finding_text
-        };
         findings.push(ReviewFindingsResponseFindingsItem {
             commit_sha: r
                 .commit_sha
@@ -178,7 +155,11 @@ pub(crate) async fn answer(
             position: u64::try_from(r.position).map_err(|_| unavailable())?,
             reviewer: r.reviewer.parse().map_err(|_| unavailable())?,
             severity: r.severity.parse().map_err(|_| unavailable())?,
-            finding_text: text.as_str().try_into().map_err(|_| unavailable())?,
+            finding_text: r
+                .finding_text
+                .as_str()
+                .try_into()
+                .map_err(|_| unavailable())?,
             provider: ReviewFindingsResponseFindingsItemProvider::Git,
             source_uri: r
                 .commit_sha
