@@ -78,7 +78,7 @@ pub fn generate(schema_dir: &Path, manifest_relative: &str) -> Result<String, Co
         if files.is_empty() {
             continue;
         }
-        let types = flatten::typify_group(dir, &files, &set)?;
+        let types = absent_means_null(flatten::typify_group(dir, &files, &set)?)?;
         let values = enum_values(&types)?;
         let ident = syn::Ident::new(module, proc_macro2::Span::call_site());
         let doc = format!(" {doc}");
@@ -148,4 +148,32 @@ fn serde_rename(attrs: &[syn::Attribute]) -> Option<String> {
         });
     }
     found
+}
+
+/// A nullable key that responses always send is marked required for typify (see
+/// `flatten::always_present_nullables`), which makes serde demand it on the way in too. Some of
+/// those shapes are also inputs (a draft's source anchor), where the schema lets the key be
+/// left out; `default` makes an absent key read as null, and the seat still enforces what the
+/// schema really requires before any struct is built.
+fn absent_means_null(types: TokenStream) -> Result<TokenStream, CodegenError> {
+    let mut file: syn::File = syn::parse2(types).map_err(|e| CodegenError::Parse(e.to_string()))?;
+    for item in &mut file.items {
+        let syn::Item::Struct(s) = item else { continue };
+        for field in s.fields.iter_mut() {
+            for attr in field.attrs.iter_mut() {
+                let syn::Meta::List(list) = &mut attr.meta else {
+                    continue;
+                };
+                let inner = list.tokens.to_string();
+                if list.path.is_ident("serde")
+                    && inner.contains("Option::deserialize\"")
+                    && !inner.split(',').any(|part| part.trim() == "default")
+                {
+                    let tokens = std::mem::take(&mut list.tokens);
+                    list.tokens = quote!(default, #tokens);
+                }
+            }
+        }
+    }
+    Ok(quote!(#file))
 }

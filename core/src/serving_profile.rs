@@ -31,16 +31,14 @@ impl Ceiling {
 
     /// The visible levels as the store spells them.
     pub fn visible_names(self) -> Vec<&'static str> {
-        self.visible()
-            .iter()
-            .map(|s| match s {
-                Sensitivity::Public => "public",
-                Sensitivity::Internal => "internal",
-                Sensitivity::Confidential => "confidential",
-                Sensitivity::Restricted => "restricted",
-            })
-            .collect()
+        self.visible().iter().map(|s| name(*s)).collect()
     }
+}
+
+/// A level as the store and the schema spell it.
+pub fn name(level: Sensitivity) -> &'static str {
+    let rank = LEVELS.iter().position(|l| *l == level).unwrap_or(1);
+    Sensitivity::VALUES[rank]
 }
 
 /// Reads the ceiling, refusing anything but a private regular file naming one level.
@@ -118,6 +116,17 @@ pub fn load(data: &DataDir) -> Result<Ceiling, CoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn level_names_are_the_schema_spellings_in_rank_order() {
+        for level in LEVELS {
+            assert_eq!(name(level), level.to_string());
+        }
+        assert_eq!(
+            Ceiling(Sensitivity::Confidential).visible_names(),
+            ["public", "internal", "confidential"]
+        );
+    }
 
     fn with_profile(text: &str, mode: u32) -> Result<Ceiling, CoreError> {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -1,6 +1,6 @@
 //! `theurian findings build`: history → the findings store, recorded as built here.
 
-use super::migrate::project_root;
+use super::migrate::project_repo;
 use crate::args::FindingsCommand;
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
@@ -13,7 +13,7 @@ use theurian_core::CoreError;
 pub fn run(data: &DataDir, cmd: FindingsCommand) -> Result<Value, CoreError> {
     match cmd {
         FindingsCommand::Build => {
-            let root = project_root()?;
+            let root = project_repo()?.root;
             if !root.join(".theurian").is_dir() {
                 return Err(CoreError::failure(
                     format!("{} has no .theurian/ directory.", root.display()),

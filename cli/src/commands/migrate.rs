@@ -10,11 +10,11 @@ use theurian_core::registry::{derive_id, Registry};
 use theurian_core::store::pipeline::{self, Project};
 use theurian_core::{gitdir, CoreError};
 
-/// The project root containing the current directory, with `.theurian` checked to stay inside.
-pub fn project_root() -> Result<std::path::PathBuf, CoreError> {
+/// The repository containing the current directory, with `.theurian` checked to stay inside.
+pub fn project_repo() -> Result<gitdir::Repo, CoreError> {
     let repo = gitdir::discover(&super::cwd()?)?;
     match resolve_inside(&repo.root, std::path::Path::new(".theurian")) {
-        Ok(_) | Err(PathFault::Missing) => Ok(repo.root),
+        Ok(_) | Err(PathFault::Missing) => Ok(repo),
         Err(PathFault::Escapes) => Err(CoreError::state(
             format!(
                 "{}/.theurian resolves outside the project root.",
@@ -31,8 +31,8 @@ pub fn project_root() -> Result<std::path::PathBuf, CoreError> {
 
 /// The project as the pipeline needs it: root, id (registered, else derived) and store row.
 pub fn project(data: &DataDir) -> Result<Project, CoreError> {
-    let root = project_root()?;
-    let repo = gitdir::discover(&root)?;
+    let repo = project_repo()?;
+    let root = repo.root.clone();
     let registry = Registry::load(data)?;
     let (id, registered_at) = match registry.id_for_root(&root)? {
         Some(id) => {

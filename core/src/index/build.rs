@@ -92,18 +92,24 @@ pub async fn build(
             keep
         });
     }
-    let held = read::servable(
-        &pool,
-        project_id,
-        SURFACEABLE,
-        &["public", "internal", "confidential", "restricted"],
-    )
-    .await
-    .map_err(read_err)?;
+    // Only an empty selection needs to know whether anything at all is held.
+    let held = if items.is_empty() {
+        read::servable(
+            &pool,
+            project_id,
+            SURFACEABLE,
+            theurian_protocol::mcp::Sensitivity::VALUES,
+        )
+        .await
+        .map_err(read_err)?
+        .len()
+    } else {
+        0
+    };
     pool.close().await;
-    if items.is_empty() && !held.is_empty() {
+    if held > 0 {
         return Err(CoreError::state(
-            format!("The state holds {} item(s) but none may be indexed under the current flags and serving profile; the empty build was not published.", held.len()),
+            format!("The state holds {held} item(s) but none may be indexed under the current flags and serving profile; the empty build was not published."),
             "Check the serving profile ceiling and --include-unapproved; the previous index (if any) keeps serving.",
         ));
     }

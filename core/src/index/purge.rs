@@ -50,7 +50,7 @@ pub async fn purge(
     let Ok(pointer) = serde_json::from_str::<IndexPointer>(&text) else {
         return report("index-unusable");
     };
-    let levels = ["public", "internal", "confidential", "restricted"];
+    let levels = theurian_protocol::mcp::Sensitivity::VALUES;
     if pointer
         .indexed_sensitivities
         .iter()

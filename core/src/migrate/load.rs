@@ -69,10 +69,7 @@ fn timestamp(
     field: &str,
     text: &str,
 ) -> Result<chrono::DateTime<chrono::FixedOffset>, MigrateError> {
-    let parsed = chrono::DateTime::parse_from_rfc3339(text)
-        .or_else(|_| chrono::DateTime::parse_from_str(text, "%Y-%m-%dT%H:%M%:z"))
-        .or_else(|_| chrono::DateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f%:z"));
-    parsed.map_err(|_| {
+    crate::store::time::parse(text).ok_or_else(|| {
         let shown: String = text.chars().take(64).collect();
         MigrateError::set(
             format!("{file}: {field} {shown:?} is not a timestamp with a UTC offset."),

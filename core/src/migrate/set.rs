@@ -22,13 +22,18 @@ pub struct MigrationSet {
     pub state_hash: String,
 }
 
+/// Distinct body digests of `ordered`.
+fn digests_of(ordered: &[LoadedMigration]) -> BTreeSet<&str> {
+    ordered
+        .iter()
+        .flat_map(|m| m.bodies.iter().map(|b| b.sha256.as_str()))
+        .collect()
+}
+
 impl MigrationSet {
     /// Distinct body digests.
     pub fn content_digests(&self) -> BTreeSet<&str> {
-        self.ordered
-            .iter()
-            .flat_map(|m| m.bodies.iter().map(|b| b.sha256.as_str()))
-            .collect()
+        digests_of(&self.ordered)
     }
 
     /// Loads, orders and guards the set under `root` (canonical); the first guard violation
@@ -53,13 +58,9 @@ impl MigrationSet {
         }
         let ordered = order(loaded)?;
         let violations = guards(&ordered);
-        let digests: BTreeSet<&str> = ordered
-            .iter()
-            .flat_map(|m| m.bodies.iter().map(|b| b.sha256.as_str()))
-            .collect();
         let state_hash = state_hash(
             ordered.iter().map(|m| (m.id.as_str(), m.checksum.as_str())),
-            digests,
+            digests_of(&ordered),
             crate::CANONICAL_SCHEMA_VERSION,
             ENGINE_VERSION,
         );
