@@ -156,31 +156,16 @@ fn view(row: &sqlx::sqlite::SqliteRow) -> Result<Option<ItemView>, ReadError> {
     }))
 }
 
+/// One revision's anchors, in insertion order.
 async fn anchors(
     pool: &SqlitePool,
     project: &str,
     revision: &str,
 ) -> Result<Vec<Anchor>, ReadError> {
-    let rows = sqlx::query(
-        "SELECT provider, source_uri, repository, commit_sha, file_path, line_start, line_end FROM source_anchors WHERE project_id = ? AND revision_id = ? ORDER BY anchor_id",
-    )
-    .bind(project)
-    .bind(revision)
-    .fetch_all(pool)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(Anchor {
-                provider: r.try_get(0)?,
-                source_uri: r.try_get(1)?,
-                repository: r.try_get(2)?,
-                commit_sha: r.try_get(3)?,
-                file_path: r.try_get(4)?,
-                line_start: r.try_get(5)?,
-                line_end: r.try_get(6)?,
-            })
-        })
-        .collect()
+    Ok(anchors_for(pool, project, &[revision])
+        .await?
+        .remove(revision)
+        .unwrap_or_default())
 }
 
 /// One visible item by id or alias, with its anchors. `None` when absent or withheld alike.
@@ -250,8 +235,10 @@ pub async fn scan(
             hits.push(v);
         }
     }
+    let revisions: Vec<&str> = hits.iter().map(|h| h.revision_id.as_str()).collect();
+    let mut by_revision = anchors_for(pool, project, &revisions).await?;
     for hit in &mut hits {
-        hit.anchors = anchors(pool, project, &hit.revision_id).await?;
+        hit.anchors = by_revision.remove(&hit.revision_id).unwrap_or_default();
     }
     Ok(hits)
 }

@@ -3,7 +3,7 @@
 //! semantics, quirks included where they are observable (see formats.md §2.5).
 
 use super::time::{isoformat, now_iso, parse};
-use crate::migrate::load::sha256_hex;
+use crate::migrate::Body;
 use crate::migrate::{LoadedMigration, MigrationSet};
 
 use super::bulk::{insert, Val};
@@ -732,7 +732,7 @@ impl Engine<'_> {
                             "{mid}: a revision body went missing between load and apply"
                         ))
                     })?;
-                    self.upsert(u, &body.text)?;
+                    self.upsert(u, body)?;
                     self.touch(&u.item_id);
                 }
                 Operation::DeprecateItem(d) => {
@@ -882,7 +882,7 @@ impl Engine<'_> {
         Ok(())
     }
 
-    fn upsert(&mut self, u: &OpUpsertRevision, body: &str) -> Result<(), ApplyError> {
+    fn upsert(&mut self, u: &OpUpsertRevision, body: &Body) -> Result<(), ApplyError> {
         let mid = self.migration.id.clone();
         let item = u.item_id.as_str();
         let revision = u.revision_id.as_str();
@@ -935,7 +935,8 @@ impl Engine<'_> {
             .as_ref()
             .map(|s| s.paths.iter().map(|p| p.to_string()).collect())
             .unwrap_or_default();
-        let sha = sha256_hex(body.as_bytes());
+        // Hashed (and checked against the pin) when the body was loaded.
+        let sha = body.sha256.clone();
         let (kind, status, trust, sensitivity) = (
             m.kind.to_string(),
             m.status.to_string(),
@@ -970,7 +971,7 @@ impl Engine<'_> {
                     self.project.into(),
                     mid.as_str().into(),
                     title.into(),
-                    body.into(),
+                    body.text.as_str().into(),
                     m.content_type.as_str().into(),
                     sha.as_str().into(),
                     kind.as_str().into(),
