@@ -148,8 +148,11 @@ pub fn run(items: usize, queries: usize) -> Result<Value, CoreError> {
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let index = OpenIndex::open(&root.join(format!(".theurian/state/theurian-index-{build_id}")))
-        .map_err(|e| fail("open the index", e))?;
+    let index = OpenIndex::open(&theurian_core::index::pointer::build_dir(
+        &root.join(".theurian/state"),
+        &build_id,
+    ))
+    .map_err(|e| fail("open the index", e))?;
     let active = theurian_core::store::pointer::read(&root.join(".theurian/state"))?
         .ok_or_else(|| fail("find the state", "no pointer"))?;
     let pool = theurian_core::knowledge::pool::ReadPools::default()

@@ -5,7 +5,7 @@ use crate::args::IndexCommand;
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
 use theurian_core::index::build::{build, gc, BuildOptions};
-use theurian_core::index::pointer::{BuildInfo, IndexPointer};
+use theurian_core::index::pointer::{build_dir, BuildInfo, IndexPointer};
 use theurian_core::store::{pipeline, pointer};
 use theurian_core::{serving_profile, CoreError};
 
@@ -56,17 +56,12 @@ pub fn run(data: &DataDir, cmd: IndexCommand, json_output: bool) -> Result<Value
         IndexCommand::Status => {
             let state_dir = project.root.join(".theurian/state");
             let current = pointer::read(&state_dir)?.map(|a| a.state_hash);
-            let published: Option<IndexPointer> =
-                std::fs::read_to_string(state_dir.join("active-index.json"))
-                    .ok()
-                    .and_then(|t| serde_json::from_str(&t).ok());
-            let Some(p) = published else {
+            let Some(p) = IndexPointer::read(&state_dir) else {
                 return Ok(
                     json!({"published": false, "currentStateHash": current, "note": "No index is published; run `theurian index build`."}),
                 );
             };
-            let info =
-                BuildInfo::read(&state_dir.join(format!("theurian-index-{}", p.index_build_id)));
+            let info = BuildInfo::read(&build_dir(&state_dir, &p.index_build_id));
             Ok(json!({
                 "published": true,
                 "indexBuildId": p.index_build_id,

@@ -115,8 +115,8 @@ pub async fn build(
     }
     let _lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
     let build_id = crate::ulid::new();
-    let final_dir = state_dir.join(format!("theurian-index-{build_id}"));
-    let building = state_dir.join(format!("theurian-index-{build_id}.building"));
+    let final_dir = super::pointer::build_dir(&state_dir, &build_id);
+    let building = super::pointer::building_dir(&state_dir, &build_id);
     std::fs::create_dir_all(&building).map_err(|e| CoreError::io("create", &building, &e))?;
     let (schema, f) = schema();
     let index = Index::create_in_dir(&building, schema).map_err(index_error)?;
@@ -261,14 +261,15 @@ pub async fn build(
 /// never anything that is not an index build of this implementation.
 pub fn gc(root: &Path) -> Result<Value, CoreError> {
     let state_dir = root.join(".theurian/state");
-    let active: Option<String> = std::fs::read_to_string(state_dir.join("active-index.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| {
-            v.get("indexBuildId")
-                .and_then(|i| i.as_str())
-                .map(str::to_owned)
-        });
+    let active: Option<String> =
+        std::fs::read_to_string(state_dir.join(super::pointer::POINTER_FILE))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| {
+                v.get("indexBuildId")
+                    .and_then(|i| i.as_str())
+                    .map(str::to_owned)
+            });
     let mut removed = Vec::new();
     let entries = match std::fs::read_dir(&state_dir) {
         Ok(e) => e,
@@ -276,7 +277,7 @@ pub fn gc(root: &Path) -> Result<Value, CoreError> {
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix("theurian-index-") else {
+        let Some(rest) = name.strip_prefix(super::pointer::BUILD_DIR_PREFIX) else {
             continue;
         };
         let id = rest.strip_suffix(".building").unwrap_or(rest);

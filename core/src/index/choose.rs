@@ -30,7 +30,7 @@ pub fn choose(
     include_unapproved: bool,
 ) -> Result<(IndexPointer, PathBuf), Fallback> {
     let state_dir = root.join(".theurian/state");
-    let path = state_dir.join("active-index.json");
+    let path = state_dir.join(super::pointer::POINTER_FILE);
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(m) => m,
         Err(_) => return Err(Fallback::NoIndex),
@@ -56,7 +56,7 @@ pub fn choose(
     if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err(Fallback::PointerInvalid);
     }
-    let dir = state_dir.join(format!("theurian-index-{id}"));
+    let dir = super::pointer::build_dir(&state_dir, &id);
     if !dir.is_dir() {
         // A reference build is a single .sqlite file: present, but not ours to read.
         return Err(

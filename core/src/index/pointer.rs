@@ -4,7 +4,7 @@
 use crate::fsutil::write_atomic;
 use crate::CoreError;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The layout version of our build directories.
 pub const FORMAT_VERSION: u32 = 2;
@@ -12,6 +12,21 @@ pub const FORMAT_VERSION: u32 = 2;
 pub const EMBEDDINGS_FILE: &str = "embeddings.f32";
 /// The build's own description.
 pub const BUILD_FILE: &str = "build.json";
+
+/// The pointer's file name under `.theurian/state/`.
+pub const POINTER_FILE: &str = "active-index.json";
+/// What every build directory's name starts with; the build id follows.
+pub const BUILD_DIR_PREFIX: &str = "theurian-index-";
+
+/// Where build `id` is published under `state_dir`.
+pub fn build_dir(state_dir: &Path, id: &str) -> PathBuf {
+    state_dir.join(format!("{BUILD_DIR_PREFIX}{id}"))
+}
+
+/// Where build `id` is assembled before the rename that publishes it.
+pub fn building_dir(state_dir: &Path, id: &str) -> PathBuf {
+    state_dir.join(format!("{BUILD_DIR_PREFIX}{id}.building"))
+}
 
 /// `.theurian/state/active-index.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,10 +41,15 @@ pub struct IndexPointer {
 }
 
 impl IndexPointer {
+    /// Reads the pointer under `state_dir`; `None` when it is absent or not a pointer.
+    pub fn read(state_dir: &Path) -> Option<IndexPointer> {
+        serde_json::from_str(&std::fs::read_to_string(state_dir.join(POINTER_FILE)).ok()?).ok()
+    }
+
     /// Writes the pointer atomically (indent 2, no final newline, as the reference does).
     pub fn write(&self, state_dir: &Path) -> Result<(), CoreError> {
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
-        write_atomic(&state_dir.join("active-index.json"), text.as_bytes(), 0o644)
+        write_atomic(&state_dir.join(POINTER_FILE), text.as_bytes(), 0o644)
     }
 }
 

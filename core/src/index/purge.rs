@@ -44,7 +44,7 @@ pub async fn purge(
         return report("no-withdrawal");
     }
     let state_dir = root.join(".theurian/state");
-    let Ok(text) = std::fs::read_to_string(state_dir.join("active-index.json")) else {
+    let Ok(text) = std::fs::read_to_string(state_dir.join(super::pointer::POINTER_FILE)) else {
         return report("no-published-index");
     };
     let Ok(pointer) = serde_json::from_str::<IndexPointer>(&text) else {
@@ -99,7 +99,7 @@ pub async fn purge(
     if doomed.is_empty() {
         return report("no-withdrawal");
     }
-    let dir = state_dir.join(format!("theurian-index-{}", pointer.index_build_id));
+    let dir = super::pointer::build_dir(&state_dir, &pointer.index_build_id);
     if !provenance::is_recorded(data, root, "index", &pointer.index_build_id) {
         return report("untrusted-source-index");
     }
@@ -141,7 +141,7 @@ fn derive(
     doomed: &BTreeSet<String>,
 ) -> Result<String, String> {
     let new_id = crate::ulid::new();
-    let building = state_dir.join(format!("theurian-index-{new_id}.building"));
+    let building = super::pointer::building_dir(state_dir, &new_id);
     copy_dir(dir, &building).map_err(|e| e.to_string())?;
     let index = Index::open_in_dir(&building).map_err(|e| e.to_string())?;
     super::fields::register(&index);
@@ -155,7 +155,7 @@ fn derive(
     let mut info = BuildInfo::read(&building).ok_or("build.json is unreadable")?;
     info.index_build_id = new_id.clone();
     info.write(&building).map_err(|e| e.message)?;
-    let final_dir = state_dir.join(format!("theurian-index-{new_id}"));
+    let final_dir = super::pointer::build_dir(state_dir, &new_id);
     std::fs::rename(&building, &final_dir).map_err(|e| e.to_string())?;
     provenance::record(data, root, "index", &new_id).map_err(|e| e.message)?;
     IndexPointer {
