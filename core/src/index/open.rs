@@ -66,6 +66,10 @@ pub struct OpenIndex {
     pub nodes: Option<IndexReader>,
     /// Passage number by chunk id.
     pub by_chunk: HashMap<String, usize>,
+    /// Live passage numbers by revision id, in passage order.
+    pub by_revision: HashMap<String, Vec<usize>>,
+    /// Forest node position by node id (empty without a forest).
+    pub node_position: HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for OpenIndex {
@@ -186,6 +190,18 @@ impl OpenIndex {
             .filter(|(_, p)| p.live)
             .map(|(i, p)| (p.chunk_id.clone(), i))
             .collect();
+        let mut by_revision: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, p) in passages.iter().enumerate().filter(|(_, p)| p.live) {
+            by_revision
+                .entry(p.revision_id.clone())
+                .or_default()
+                .push(i);
+        }
+        let node_position = forest
+            .iter()
+            .flat_map(|f| f.nodes.iter().enumerate())
+            .map(|(i, n)| (n.node_id.clone(), i))
+            .collect();
         Ok(OpenIndex {
             info,
             reader,
@@ -197,6 +213,8 @@ impl OpenIndex {
             forest,
             nodes,
             by_chunk,
+            by_revision,
+            node_position,
         })
     }
 

@@ -386,12 +386,7 @@ fn summary(
     let (Some(forest), Some(nodes)) = (&idx.forest, &idx.nodes) else {
         return Ok(Vec::new());
     };
-    let position: HashMap<&str, usize> = forest
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.node_id.as_str(), i))
-        .collect();
+    let position = &idx.node_position;
     let in_scope = |n: &super::raptor::Node| {
         req.statuses.contains(&n.status.as_str()) && req.visible.contains(&n.sensitivity.as_str())
     };
@@ -473,20 +468,23 @@ pub async fn ranked(
     };
     let mut rankings: Vec<(&'static str, Vec<usize>)> = Vec::new();
 
+    // Each query is built once and shared by its own retriever and the summary retriever.
     let lexical_terms = terms(req.query, 1);
-    if let Some(q) = lexical_query(idx, &lexical_terms) {
+    let trigram_terms = terms(req.query, 3);
+    let lexical = lexical_query(idx, &lexical_terms);
+    let trigram = trigram_query(idx, &trigram_terms);
+    let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
+    if let Some(q) = lexical.as_deref() {
         rankings.push((
             "lexical",
-            visible_ranking(idx, &mut gate, |d| page(idx, req, q.as_ref(), d, &|_| true)).await?,
+            visible_ranking(idx, &mut gate, |d| page(idx, req, q, d, &|_| true)).await?,
         ));
     }
-    let trigram_terms = terms(req.query, 3);
-    if let Some(q) = trigram_query(idx, &trigram_terms) {
-        let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
+    if let Some(q) = trigram.as_deref() {
         let exact = |p: &Passage| needles.iter().any(|n| p.folded.contains(n.as_str()));
         rankings.push((
             "substring",
-            visible_ranking(idx, &mut gate, |d| page(idx, req, q.as_ref(), d, &exact)).await?,
+            visible_ranking(idx, &mut gate, |d| page(idx, req, q, d, &exact)).await?,
         ));
     } else {
         let scan_terms: Vec<String> = lexical_terms
@@ -504,9 +502,6 @@ pub async fn ranked(
         }
     }
     if idx.forest.is_some() {
-        let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
-        let lexical = lexical_query(idx, &lexical_terms);
-        let trigram = trigram_query(idx, &trigram_terms);
         let all = summary(idx, req, lexical.as_deref(), trigram.as_deref(), &needles)?;
         if !all.is_empty() {
             rankings.push((

@@ -201,9 +201,11 @@ pub(crate) async fn answer(
                             shaped_hit.fused_score = Some(hit.fused_score);
                             if let Some(forest) = &idx.forest {
                                 let chunks: Vec<&theurian_core::index::open::Passage> = idx
-                                    .passages
-                                    .iter()
-                                    .filter(|p| p.live && p.revision_id == item.revision_id)
+                                    .by_revision
+                                    .get(&item.revision_id)
+                                    .into_iter()
+                                    .flatten()
+                                    .map(|&i| &idx.passages[i])
                                     .collect();
                                 if let Some(first) = chunks.first() {
                                     let ids: Vec<&str> =
