@@ -4,8 +4,42 @@
 use crate::CoreError;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
+
+/// Why a lock file could not be opened.
+#[derive(Debug)]
+pub enum LockFileError {
+    /// Opening or inspecting it failed (a symlink in its place fails here).
+    Open(std::io::Error),
+    /// Something other than a regular file has its name.
+    NotRegular,
+}
+
+/// Opens a lock file (created mode 0600, never through a symlink) and checks that it is a
+/// regular file; the daemon lock and the per-project write lock share this.
+pub fn open_lock_file(path: &Path) -> Result<fs::File, LockFileError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(LockFileError::Open)?;
+    if !file.metadata().map_err(LockFileError::Open)?.is_file() {
+        return Err(LockFileError::NotRegular);
+    }
+    Ok(file)
+}
+
+/// Takes an exclusive advisory lock on `file` without waiting; false when another holds it.
+pub fn try_flock(file: &fs::File) -> bool {
+    // SAFETY: flock on a descriptor `file` owns for the duration of the call.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
 
 /// Creates `dir` (and parents) and sets its mode.
 pub fn ensure_dir(dir: &Path, mode: u32) -> Result<(), CoreError> {

@@ -5,15 +5,13 @@
 use crate::app::router;
 use crate::mcp::TheurianMcp;
 use crate::state::{AppState, Shared, ToolNames};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::future::Future;
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Arc;
 use std::time::Duration;
 use theurian_core::datadir::DataDir;
-use theurian_core::fsutil::ensure_dir;
+use theurian_core::fsutil::{ensure_dir, open_lock_file, try_flock, LockFileError};
 use theurian_core::{serving_profile, token, CoreError};
 use theurian_protocol::seat::Seat;
 
@@ -43,30 +41,14 @@ impl DaemonLock {
     pub fn try_acquire(data: &DataDir) -> Result<Option<DaemonLock>, CoreError> {
         ensure_dir(data.root(), 0o700)?;
         let path = data.daemon_lock();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(|e| CoreError::io("open the lock file", &path, &e))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| CoreError::io("inspect", &path, &e))?;
-        if !meta.is_file() {
-            return Err(CoreError::failure(
+        let file = open_lock_file(&path).map_err(|fault| match fault {
+            LockFileError::Open(e) => CoreError::io("open the lock file", &path, &e),
+            LockFileError::NotRegular => CoreError::failure(
                 format!("{} is not a regular file.", path.display()),
                 "Remove it; the daemon recreates it.",
-            ));
-        }
-        // SAFETY: flock on a descriptor this function owns; no memory is shared.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            return Ok(None);
-        }
-        Ok(Some(DaemonLock { file }))
+            ),
+        })?;
+        Ok(try_flock(&file).then_some(DaemonLock { file }))
     }
 
     /// Records who holds the lock.

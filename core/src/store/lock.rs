@@ -1,11 +1,10 @@
 //! One writer per project: an advisory lock on `.theurian/runtime/write.lock`, waited for with
 //! a bound, and refused with a message naming who holds it.
 
+use crate::fsutil::{open_lock_file, try_flock, LockFileError};
 use crate::CoreError;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -22,33 +21,19 @@ pub struct WriteLock {
 pub fn acquire(runtime_dir: &Path, wait: Duration) -> Result<WriteLock, CoreError> {
     std::fs::create_dir_all(runtime_dir).map_err(|e| CoreError::io("create", runtime_dir, &e))?;
     let path = runtime_dir.join("write.lock");
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&path)
-        .map_err(|e| {
-            CoreError::state(
-                format!("The write lock {} cannot be opened: {e}.", path.display()),
-                "Remove it if it is a symlink or not a regular file, then retry.",
-            )
-        })?;
-    let meta = file
-        .metadata()
-        .map_err(|e| CoreError::io("inspect", &path, &e))?;
-    if !meta.is_file() {
-        return Err(CoreError::state(
+    let mut file = open_lock_file(&path).map_err(|fault| match fault {
+        LockFileError::Open(e) => CoreError::state(
+            format!("The write lock {} cannot be opened: {e}.", path.display()),
+            "Remove it if it is a symlink or not a regular file, then retry.",
+        ),
+        LockFileError::NotRegular => CoreError::state(
             format!("The write lock {} is not a regular file.", path.display()),
             "Remove it and retry.",
-        ));
-    }
+        ),
+    })?;
     let deadline = Instant::now() + wait;
     loop {
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        if try_flock(&file) {
             let _ = file.set_len(0);
             let _ = file.rewind();
             let _ = writeln!(file, "{{\"pid\": {}}}", std::process::id());
