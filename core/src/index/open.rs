@@ -233,8 +233,9 @@ impl OpenIndex {
     }
 }
 
-/// Opened builds by directory, kept for the daemon's lifetime (a build never changes once
-/// published; a new build is a new directory).
+/// Opened builds by directory. A published build never changes (a new build is a new
+/// directory), so an entry is reused until a newer build of the same project is opened, which
+/// replaces it: requests still holding the old one finish with it, and its memory goes with them.
 #[derive(Debug, Default)]
 pub struct IndexCache {
     builds:
@@ -253,10 +254,43 @@ impl IndexCache {
             return Ok(found.clone());
         }
         let opened = std::sync::Arc::new(OpenIndex::open(dir)?);
-        self.builds
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(dir.to_path_buf(), opened.clone());
+        let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
+        replace_siblings(&mut builds, dir, opened.clone());
         Ok(opened)
+    }
+}
+
+/// Inserts `value` for `dir`, dropping every entry for another directory beside it (another
+/// build of the same project's state).
+fn replace_siblings<T>(
+    map: &mut std::collections::HashMap<std::path::PathBuf, T>,
+    dir: &Path,
+    value: T,
+) {
+    map.retain(|k, _| k.parent() != dir.parent());
+    map.insert(dir.to_path_buf(), value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_siblings;
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn a_newer_build_replaces_its_siblings_but_not_other_projects() {
+        let mut map: HashMap<PathBuf, u8> = HashMap::new();
+        replace_siblings(&mut map, Path::new("/a/state/theurian-index-1"), 1);
+        replace_siblings(&mut map, Path::new("/b/state/theurian-index-9"), 9);
+        replace_siblings(&mut map, Path::new("/a/state/theurian-index-2"), 2);
+        let mut keys: Vec<_> = map.keys().cloned().collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                PathBuf::from("/a/state/theurian-index-2"),
+                PathBuf::from("/b/state/theurian-index-9")
+            ]
+        );
     }
 }
