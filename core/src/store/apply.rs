@@ -76,6 +76,8 @@ pub struct ApplyReport {
     pub operations_applied: u64,
     /// Items touched by operations that can withdraw them from serving.
     pub affected_items: Vec<String>,
+    /// The same items as a set, so recording a touch does not rescan the list.
+    affected_seen: HashSet<String>,
     /// Status and sensitivity moves that loosen what is disclosed.
     pub moves: Vec<Move>,
 }
@@ -96,12 +98,16 @@ pub fn check_checksums(
     recorded: &[(String, String)],
     set: &MigrationSet,
 ) -> Result<(), ApplyError> {
+    let by_id: HashMap<&str, &String> = recorded
+        .iter()
+        .map(|(id, checksum)| (id.as_str(), checksum))
+        .collect();
     for m in &set.ordered {
-        if let Some((_, checksum)) = recorded.iter().find(|(id, _)| *id == m.id) {
-            if *checksum != m.checksum {
+        if let Some(checksum) = by_id.get(m.id.as_str()) {
+            if **checksum != m.checksum {
                 return Err(ApplyError::ChecksumMismatch {
                     id: m.id.clone(),
-                    recorded: checksum.clone(),
+                    recorded: (*checksum).clone(),
                     observed: m.checksum.clone(),
                 });
             }
@@ -657,7 +663,7 @@ fn opt(s: Option<impl ToString>) -> Val {
 
 impl Engine<'_> {
     fn touch(&mut self, item: &str) {
-        if !self.report.affected_items.iter().any(|i| i == item) {
+        if self.report.affected_seen.insert(item.to_owned()) {
             self.report.affected_items.push(item.to_owned());
         }
     }

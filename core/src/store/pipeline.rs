@@ -93,10 +93,9 @@ pub async fn history_check(project: &Project, set: &MigrationSet) -> Result<(), 
         .await
         .map_err(state_error)?;
     check_checksums(&recorded, set).map_err(state_error)?;
-    if let Some((id, _)) = recorded
-        .iter()
-        .find(|(id, _)| !set.ordered.iter().any(|m| m.id == *id))
-    {
+    let known: std::collections::HashSet<&str> =
+        set.ordered.iter().map(|m| m.id.as_str()).collect();
+    if let Some((id, _)) = recorded.iter().find(|(id, _)| !known.contains(id.as_str())) {
         return Err(CoreError::state(
             format!("Migration {id} was applied and recorded in the knowledge history, but its file is no longer present. An applied migration must never be deleted."),
             "Restore the file (git checkout), or, when you deliberately moved to an older set, delete .theurian/state/active.json and run `theurian migrate apply`.",
@@ -216,10 +215,11 @@ pub async fn status(
         .await
         .map_err(state_error)?;
     check_checksums(&recorded, set).map_err(state_error)?;
+    let done: std::collections::HashSet<&str> = recorded.iter().map(|(r, _)| r.as_str()).collect();
     let pending: Vec<&str> = order
         .iter()
         .copied()
-        .filter(|id| !recorded.iter().any(|(r, _)| r == id))
+        .filter(|id| !done.contains(id))
         .collect();
     Ok(json!({
         "stateHash": set.state_hash,
