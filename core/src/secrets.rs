@@ -9,27 +9,10 @@ use regex::Regex;
 use std::path::Path;
 use std::sync::LazyLock;
 
-/// What to do when a secret is found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    /// Keep the text out of what is published, and say so (the default).
-    Block,
-    /// Publish it, and report the finding.
-    Warn,
-    /// Do not scan.
-    Off,
-}
-
-impl Policy {
-    /// The word in `config.yaml`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Policy::Block => "block",
-            Policy::Warn => "warn",
-            Policy::Off => "off",
-        }
-    }
-}
+/// What to do when a secret is found (`security.secretScan` in `config.yaml`, as the config
+/// schema states it): block keeps the text out of what is published, warn publishes and
+/// reports, off does not scan.
+pub type Policy = theurian_protocol::config::ProjectConfigSecuritySecretScan;
 
 static FAMILIES: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
     [
@@ -112,14 +95,16 @@ pub fn policy(root: &Path) -> Result<Policy, CoreError> {
             ))
         }
     };
+    let not_a_policy = || {
+        config_error(format!(
+            "`security.secretScan` in .theurian/config.yaml is not one of {}.",
+            Policy::VALUES.join(", ")
+        ))
+    };
     match security.get("secretScan") {
         None | Some(serde_json::Value::Null) => Ok(Policy::Block),
-        Some(serde_json::Value::String(s)) if s == "block" => Ok(Policy::Block),
-        Some(serde_json::Value::String(s)) if s == "warn" => Ok(Policy::Warn),
-        Some(serde_json::Value::String(s)) if s == "off" => Ok(Policy::Off),
-        Some(_) => Err(config_error(
-            "`security.secretScan` in .theurian/config.yaml is not one of block, warn, off.".into(),
-        )),
+        Some(serde_json::Value::String(s)) => s.parse().map_err(|_| not_a_policy()),
+        Some(_) => Err(not_a_policy()),
     }
 }
 
@@ -156,7 +141,9 @@ mod tests {
             "security:\n  secretScan: off\n",
         )
         .expect("write");
-        assert!(policy(&root).is_err());
+        // YAML reads a bare `off` as false: refused, naming the accepted words.
+        let err = policy(&root).expect_err("boolean");
+        assert!(err.message.contains("block, warn, off"), "{}", err.message);
         std::fs::write(
             root.join(".theurian/config.yaml"),
             "security:\n  secretScan: \"off\"\n",

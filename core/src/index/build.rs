@@ -210,7 +210,7 @@ pub async fn build(
     };
     std::fs::rename(&building, &final_dir).map_err(|e| CoreError::io("publish", &final_dir, &e))?;
     let scan_record =
-        json!({"indexBuildId": build_id, "policy": policy.as_str(), "findings": findings.len()});
+        json!({"indexBuildId": build_id, "policy": policy.to_string(), "findings": findings.len()});
     write_atomic(
         &state_dir.join("index-secret-scan.json"),
         format!(
@@ -242,7 +242,7 @@ pub async fn build(
         });
     }
     Ok(json!({
-        "secretScan": {"policy": policy.as_str(), "findings": findings, "withheld": withheld},
+        "secretScan": {"policy": policy.to_string(), "findings": findings, "withheld": withheld},
         "indexBuildId": build_id,
         "stateHash": active.state_hash,
         "projectId": project_id,

@@ -49,11 +49,12 @@ impl Move {
 }
 
 fn surfaceable(status: &str) -> bool {
-    matches!(status, "approved" | "draft" | "proposed")
+    crate::knowledge::SURFACEABLE.contains(&status)
 }
 
+/// A level's place in the schema's order, least sensitive first.
 fn rank(level: &str) -> usize {
-    ["public", "internal", "confidential", "restricted"]
+    theurian_protocol::migration::Sensitivity::VALUES
         .iter()
         .position(|l| *l == level)
         .unwrap_or(usize::MAX)
