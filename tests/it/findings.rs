@@ -385,3 +385,69 @@ fn refused(result: &Value, code: &str) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// A store this installation did not build is never served, whoever wrote it; a store that
+/// resolves outside the project is refused with its own message.
+#[tokio::test]
+async fn planted_and_escaping_stores_are_refused() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    commit_fixtures(repo.dir.path());
+    git(
+        repo.dir.path(),
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+    // Built by another installation (another data directory): the file is there, our
+    // provenance does not vouch for it.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .current_dir(repo.dir.path())
+        .env("THEURIAN_DATA_DIR", elsewhere.path())
+        .env("RUST_LOG", "warn")
+        .args(["--json", "findings", "build"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = repo
+        .dir
+        .path()
+        .join(".theurian/state/theurian-findings-local.sqlite");
+    assert!(store.is_file());
+    let daemon = Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Dotted,
+    )
+    .await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let planted = c
+        .call("review.findings", json!({"projectId": "demo"}))
+        .await;
+    assert!(refused(&planted, "STATE_UNAVAILABLE").contains("theurian findings build"));
+
+    // Built here: served.
+    repo.ok(&["--json", "findings", "build"]);
+    let served = ok(&c
+        .call("review.findings", json!({"projectId": "demo"}))
+        .await);
+    assert_eq!(served["count"], 6);
+
+    // The same name, now a symlink to a copy outside the project.
+    let outside = tempfile::tempdir().expect("tempdir");
+    let copy = outside.path().join("store.sqlite");
+    std::fs::copy(&store, &copy).expect("copy");
+    std::fs::remove_file(&store).expect("remove");
+    std::os::unix::fs::symlink(&copy, &store).expect("symlink");
+    let escaping = c
+        .call("review.findings", json!({"projectId": "demo"}))
+        .await;
+    let text = refused(&escaping, "STATE_UNAVAILABLE");
+    assert!(text.contains("resolves outside"), "{text}");
+    daemon.shutdown().await;
+}
