@@ -1,23 +1,18 @@
 //! Findings read from real git history (repositories made here with the fixture messages),
 //! compared with what the reference stored for the same messages.
 
-use crate::migrate_apply::{git, Repo};
+use crate::knowledge::refused;
+use crate::migrate_apply::{git, git_command, Repo};
 use crate::support::{shared, Daemon};
 use serde_json::{json, Value};
 use std::process::Command;
 use theurian_core::datadir::DataDir;
 use theurian_core::findings::history::load;
-use theurian_protocol::seat::Seat;
 use theurian_protocol::tools::ToolId;
 use theurian_server::ToolNames;
 
 fn commit(dir: &std::path::Path, message_file: &std::path::Path, date: &str) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+    let out = git_command(dir)
         .env("GIT_COMMITTER_DATE", date)
         .args(["commit", "-q", "--allow-empty", "--cleanup=verbatim", "-F"])
         .arg(message_file)
@@ -179,12 +174,7 @@ fn merges_are_walked_and_undecodable_messages_are_rejected_whole() {
     let id = String::from_utf8(child.wait_with_output().expect("wait").stdout).expect("utf8");
     git(dir.path(), &["update-ref", "refs/heads/side", id.trim()]);
     git(dir.path(), &["checkout", "-q", "main"]);
-    let out = Command::new("git")
-        .current_dir(dir.path())
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+    let out = git_command(dir.path())
         .args(["merge", "-q", "--no-ff", "-m", "merge side", "side"])
         .output()
         .expect("merge");
@@ -367,25 +357,6 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
     daemon.shutdown().await;
 }
 
-fn ok(result: &Value) -> Value {
-    assert_eq!(result["isError"], false, "{result}");
-    let body = result["structuredContent"].clone();
-    Seat::new()
-        .expect("seat")
-        .check_response(ToolId::ReviewFindings, &body)
-        .unwrap_or_else(|e| panic!("{e}"));
-    body
-}
-
-fn refused(result: &Value, code: &str) -> String {
-    assert_eq!(result["isError"], true, "{result}");
-    assert_eq!(result["_meta"]["code"], code, "{result}");
-    result["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 /// A store this installation did not build is never served, whoever wrote it; a store that
 /// resolves outside the project is refused with its own message.
 #[tokio::test]
@@ -450,4 +421,9 @@ async fn planted_and_escaping_stores_are_refused() {
     let text = refused(&escaping, "STATE_UNAVAILABLE");
     assert!(text.contains("resolves outside"), "{text}");
     daemon.shutdown().await;
+}
+
+/// A successful `review.findings` body, checked against its response schema.
+fn ok(result: &Value) -> Value {
+    crate::knowledge::ok(result, ToolId::ReviewFindings)
 }

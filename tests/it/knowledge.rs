@@ -26,7 +26,7 @@ async fn serve(source: &str, id: &str) -> (Repo, Daemon) {
     (repo, daemon)
 }
 
-fn ok(result: &Value, tool: ToolId) -> Value {
+pub fn ok(result: &Value, tool: ToolId) -> Value {
     assert_eq!(result["isError"], false, "{result}");
     let body = result["structuredContent"].clone();
     Seat::new()
@@ -36,7 +36,7 @@ fn ok(result: &Value, tool: ToolId) -> Value {
     body
 }
 
-fn refused(result: &Value, code: &str) -> String {
+pub fn refused(result: &Value, code: &str) -> String {
     assert_eq!(result["isError"], true, "{result}");
     assert_eq!(result["_meta"]["code"], code, "{result}");
     result["content"][0]["text"]

@@ -7,16 +7,19 @@ use sqlx::{Connection, SqliteConnection};
 use std::path::Path;
 use std::process::{Command, Output};
 
-pub fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
+/// `git` in `dir` with a fixed identity, so commits need no user configuration.
+pub fn git_command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(dir)
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .args(args)
-        .output()
-        .expect("git");
+        .env("GIT_COMMITTER_EMAIL", "t@example.com");
+    cmd
+}
+
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = git_command(dir).args(args).output().expect("git");
     assert!(
         out.status.success(),
         "git {args:?}: {}",
