@@ -185,6 +185,16 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// Time `findings build` (history walk, trailer parse, store swap) over a generated
+    /// repository, best of `--runs`. Needs the `git` command to make the repository.
+    Findings {
+        /// Commits in the generated history (one in four carries no trailer).
+        #[arg(long, default_value_t = 10_000)]
+        commits: usize,
+        /// Repetitions over the same repository.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -26,6 +26,7 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             Ok(json!({"dir": dir.to_string_lossy(), "items": items, "seed": seed}))
         }
         BenchCommand::Search { items, queries } => super::bench_search::run(items, queries),
+        BenchCommand::Findings { commits, runs } => super::bench_findings::run(commits, runs),
         BenchCommand::Apply { items, runs } => {
             let work = scratch()?;
             let root = work.path().join("corpus");

@@ -2,6 +2,7 @@
 
 mod auth;
 mod bench;
+mod bench_findings;
 mod bench_search;
 mod daemon;
 mod findings;
