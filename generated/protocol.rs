@@ -12148,6 +12148,1718 @@ pub mod protocol {
         }
     }
 }
+/// A review evidence file under `.theurian/review/`.
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    missing_docs,
+    unused_imports,
+    dead_code,
+    irrefutable_let_patterns
+)]
+pub mod evidence {
+    ///One comment in a review thread.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Comment {
+        pub author: Participant,
+        ///The comment's text, as written upstream.
+        pub body: ::std::string::String,
+        ///The comment's category, or null (ingest never classifies).
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub category: ::std::option::Option<CommentCategory>,
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        ///The host's node id for the comment.
+        #[serde(rename = "externalId")]
+        pub external_id: CommentExternalId,
+        ///The last line the comment refers to, if any.
+        #[serde(
+            default,
+            rename = "lineEnd",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub line_end: ::std::option::Option<i64>,
+        ///The first line the comment refers to, if any.
+        #[serde(
+            default,
+            rename = "lineStart",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub line_start: ::std::option::Option<i64>,
+    }
+    ///What kind of knowledge a review comment carries, when someone classified it. The same eleven values `review.generateKnowledgeCandidate` takes as `category`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum CommentCategory {
+        #[serde(rename = "specification-gap")]
+        SpecificationGap,
+        #[serde(rename = "architecture-rule")]
+        ArchitectureRule,
+        #[serde(rename = "security-rule")]
+        SecurityRule,
+        #[serde(rename = "performance-rule")]
+        PerformanceRule,
+        #[serde(rename = "reliability-rule")]
+        ReliabilityRule,
+        #[serde(rename = "coding-convention")]
+        CodingConvention,
+        #[serde(rename = "testing-rule")]
+        TestingRule,
+        #[serde(rename = "domain-rule")]
+        DomainRule,
+        #[serde(rename = "rejected-approach")]
+        RejectedApproach,
+        #[serde(rename = "known-exception")]
+        KnownException,
+        #[serde(rename = "incident-prevention")]
+        IncidentPrevention,
+    }
+    impl ::std::fmt::Display for CommentCategory {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::SpecificationGap => f.write_str("specification-gap"),
+                Self::ArchitectureRule => f.write_str("architecture-rule"),
+                Self::SecurityRule => f.write_str("security-rule"),
+                Self::PerformanceRule => f.write_str("performance-rule"),
+                Self::ReliabilityRule => f.write_str("reliability-rule"),
+                Self::CodingConvention => f.write_str("coding-convention"),
+                Self::TestingRule => f.write_str("testing-rule"),
+                Self::DomainRule => f.write_str("domain-rule"),
+                Self::RejectedApproach => f.write_str("rejected-approach"),
+                Self::KnownException => f.write_str("known-exception"),
+                Self::IncidentPrevention => f.write_str("incident-prevention"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CommentCategory {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "specification-gap" => Ok(Self::SpecificationGap),
+                "architecture-rule" => Ok(Self::ArchitectureRule),
+                "security-rule" => Ok(Self::SecurityRule),
+                "performance-rule" => Ok(Self::PerformanceRule),
+                "reliability-rule" => Ok(Self::ReliabilityRule),
+                "coding-convention" => Ok(Self::CodingConvention),
+                "testing-rule" => Ok(Self::TestingRule),
+                "domain-rule" => Ok(Self::DomainRule),
+                "rejected-approach" => Ok(Self::RejectedApproach),
+                "known-exception" => Ok(Self::KnownException),
+                "incident-prevention" => Ok(Self::IncidentPrevention),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CommentCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CommentCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The host's node id for the comment.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CommentExternalId(::std::string::String);
+    impl ::std::ops::Deref for CommentExternalId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CommentExternalId> for ::std::string::String {
+        fn from(value: CommentExternalId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CommentExternalId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CommentExternalId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CommentExternalId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CommentExternalId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///One file under `.theurian/review/<repo-dir>/<kind>/<leaf>.json`: a pull request, a review submission or a review thread as `theurian review ingest` landed it (or as it was delivered with the repository). Evidence is source, not cache: builds read it and never delete it. The schema states shapes and bounds; the reader also re-derives the file's path from the document and checks that the anchor, the record key and the record agree with the top level. Unknown keys are ignored, so a newer writer's additions do not make an older reader refuse a file.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Evidence {
+        #[serde(rename = "formatVersion")]
+        pub format_version: FormatVersion,
+        pub kind: Kind,
+        #[serde(rename = "lastSeenRun")]
+        pub last_seen_run: LastSeenRun,
+        ///The review host, `github` today. Part of the repository directory's hash.
+        pub provider: EvidenceProvider,
+        ///The payload; its shape is chosen by `kind`.
+        pub record: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        ///The record's key within its repository: a pull request's number in decimal, otherwise the provider's node id. Must agree with the record.
+        #[serde(rename = "recordKey")]
+        pub record_key: EvidenceRecordKey,
+        ///`owner/name`, spelled as the project's allowlist entry spells it. Part of the repository directory's hash.
+        pub repository: EvidenceRepository,
+        #[serde(rename = "sourceAnchor")]
+        pub source_anchor: SourceAnchor,
+    }
+    ///The review host, `github` today. Part of the repository directory's hash.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EvidenceProvider(::std::string::String);
+    impl ::std::ops::Deref for EvidenceProvider {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EvidenceProvider> for ::std::string::String {
+        fn from(value: EvidenceProvider) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EvidenceProvider {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EvidenceProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EvidenceProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EvidenceProvider {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The record's key within its repository: a pull request's number in decimal, otherwise the provider's node id. Must agree with the record.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EvidenceRecordKey(::std::string::String);
+    impl ::std::ops::Deref for EvidenceRecordKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EvidenceRecordKey> for ::std::string::String {
+        fn from(value: EvidenceRecordKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EvidenceRecordKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EvidenceRecordKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EvidenceRecordKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EvidenceRecordKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`owner/name`, spelled as the project's allowlist entry spells it. Part of the repository directory's hash.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EvidenceRepository(::std::string::String);
+    impl ::std::ops::Deref for EvidenceRepository {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EvidenceRepository> for ::std::string::String {
+        fn from(value: EvidenceRepository) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EvidenceRepository {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EvidenceRepository {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EvidenceRepository {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EvidenceRepository {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The evidence format version. Only 1 exists; a reader refuses any other.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(transparent)]
+    pub struct FormatVersion(pub ::serde_json::Value);
+    impl ::std::ops::Deref for FormatVersion {
+        type Target = ::serde_json::Value;
+        fn deref(&self) -> &::serde_json::Value {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FormatVersion> for ::serde_json::Value {
+        fn from(value: FormatVersion) -> Self {
+            value.0
+        }
+    }
+    impl ::std::convert::From<::serde_json::Value> for FormatVersion {
+        fn from(value: ::serde_json::Value) -> Self {
+            Self(value)
+        }
+    }
+    ///Which of the three record types the file holds; also the name of its directory.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum Kind {
+        #[serde(rename = "pull-request")]
+        PullRequest,
+        #[serde(rename = "review-submission")]
+        ReviewSubmission,
+        #[serde(rename = "review-thread")]
+        ReviewThread,
+    }
+    impl ::std::fmt::Display for Kind {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::PullRequest => f.write_str("pull-request"),
+                Self::ReviewSubmission => f.write_str("review-submission"),
+                Self::ReviewThread => f.write_str("review-thread"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for Kind {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pull-request" => Ok(Self::PullRequest),
+                "review-submission" => Ok(Self::ReviewSubmission),
+                "review-thread" => Ok(Self::ReviewThread),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Kind {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Kind {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The ingestion run that last wrote this file.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct LastSeenRun {
+        #[serde(rename = "observedAt")]
+        pub observed_at: Timestamp,
+        ///The run's id (a ULID when ingest wrote it).
+        #[serde(rename = "runId")]
+        pub run_id: LastSeenRunRunId,
+    }
+    ///The run's id (a ULID when ingest wrote it).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LastSeenRunRunId(::std::string::String);
+    impl ::std::ops::Deref for LastSeenRunRunId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LastSeenRunRunId> for ::std::string::String {
+        fn from(value: LastSeenRunRunId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LastSeenRunRunId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LastSeenRunRunId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LastSeenRunRunId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LastSeenRunRunId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A 1-based line number, or null.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(transparent)]
+    pub struct LineNumber(pub ::std::option::Option<::std::num::NonZeroU64>);
+    impl ::std::ops::Deref for LineNumber {
+        type Target = ::std::option::Option<::std::num::NonZeroU64>;
+        fn deref(&self) -> &::std::option::Option<::std::num::NonZeroU64> {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LineNumber>
+    for ::std::option::Option<::std::num::NonZeroU64> {
+        fn from(value: LineNumber) -> Self {
+            value.0
+        }
+    }
+    impl ::std::convert::From<::std::option::Option<::std::num::NonZeroU64>>
+    for LineNumber {
+        fn from(value: ::std::option::Option<::std::num::NonZeroU64>) -> Self {
+            Self(value)
+        }
+    }
+    ///A person or bot on the review host. The display name is chosen by its owner and may be pseudonymised.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Participant {
+        ///The name shown for the participant.
+        #[serde(rename = "displayName")]
+        pub display_name: ::std::string::String,
+        ///The host's id: a node id, or a login where the host gave none.
+        #[serde(rename = "externalId")]
+        pub external_id: ParticipantExternalId,
+        ///The host the id belongs to.
+        pub provider: ParticipantProvider,
+    }
+    ///The host's id: a node id, or a login where the host gave none.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ParticipantExternalId(::std::string::String);
+    impl ::std::ops::Deref for ParticipantExternalId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ParticipantExternalId> for ::std::string::String {
+        fn from(value: ParticipantExternalId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ParticipantExternalId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ParticipantExternalId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ParticipantExternalId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ParticipantExternalId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The host the id belongs to.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ParticipantProvider(::std::string::String);
+    impl ::std::ops::Deref for ParticipantProvider {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ParticipantProvider> for ::std::string::String {
+        fn from(value: ParticipantProvider) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ParticipantProvider {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ParticipantProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ParticipantProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ParticipantProvider {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The id of the project the record was landed for: lowercase ASCII letters and digits in dash-separated runs, at most 200 characters.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProjectId(::std::string::String);
+    impl ::std::ops::Deref for ProjectId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProjectId> for ::std::string::String {
+        fn from(value: ProjectId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProjectId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[a-z0-9]+(?:-[a-z0-9]+)*$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[a-z0-9]+(?:-[a-z0-9]+)*$\"".into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProjectId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProjectId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProjectId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A pull request as the host reported it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PullRequest {
+        pub author: Participant,
+        ///The base commit id; empty when the host gave none.
+        #[serde(rename = "baseCommit")]
+        pub base_commit: ::std::string::String,
+        ///The description, as written upstream; may be empty.
+        pub body: ::std::string::String,
+        ///The last commit's check outcome: true passed, false failed, null unknown or pending.
+        #[serde(
+            default,
+            rename = "ciSuccessful",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub ci_successful: ::std::option::Option<bool>,
+        #[serde(rename = "createdAt")]
+        pub created_at: Timestamp,
+        ///The head commit id; empty when the host gave none.
+        #[serde(rename = "headCommit")]
+        pub head_commit: ::std::string::String,
+        ///The head branch name.
+        #[serde(rename = "headRefName")]
+        pub head_ref_name: ::std::string::String,
+        ///Label names.
+        pub labels: ::std::vec::Vec<::std::string::String>,
+        ///Issues the pull request closes, as decimal strings.
+        #[serde(rename = "linkedIssueIds")]
+        pub linked_issue_ids: ::std::vec::Vec<::std::string::String>,
+        ///The merge commit id, when merged.
+        #[serde(
+            default,
+            rename = "mergeCommit",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub merge_commit: ::std::option::Option<::std::string::String>,
+        ///Whether it was merged; true needs `mergeCommit`.
+        pub merged: bool,
+        ///When it was merged.
+        #[serde(
+            default,
+            rename = "mergedAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub merged_at: ::std::option::Option<Timestamp>,
+        ///The milestone's title, if any.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub milestone: ::std::option::Option<::std::string::String>,
+        ///The pull request number; the record key is its decimal spelling.
+        pub number: ::std::num::NonZeroU64,
+        #[serde(rename = "projectId")]
+        pub project_id: ProjectId,
+        ///Must equal the document's provider.
+        pub provider: PullRequestProvider,
+        ///Must equal the document's repository.
+        pub repository: PullRequestRepository,
+        ///The title, as written upstream.
+        pub title: ::std::string::String,
+        ///The pull request's page.
+        pub url: PullRequestUrl,
+    }
+    ///Must equal the document's provider.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PullRequestProvider(::std::string::String);
+    impl ::std::ops::Deref for PullRequestProvider {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PullRequestProvider> for ::std::string::String {
+        fn from(value: PullRequestProvider) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PullRequestProvider {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PullRequestProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PullRequestProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PullRequestProvider {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Must equal the document's repository.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PullRequestRepository(::std::string::String);
+    impl ::std::ops::Deref for PullRequestRepository {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PullRequestRepository> for ::std::string::String {
+        fn from(value: PullRequestRepository) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PullRequestRepository {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PullRequestRepository {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PullRequestRepository {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PullRequestRepository {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The pull request's page.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PullRequestUrl(::std::string::String);
+    impl ::std::ops::Deref for PullRequestUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PullRequestUrl> for ::std::string::String {
+        fn from(value: PullRequestUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PullRequestUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PullRequestUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PullRequestUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PullRequestUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///How a thread stopped being open.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Resolution {
+        ///The commit said to fix what the thread raised, if stated. Ingest never fills it.
+        #[serde(
+            default,
+            rename = "fixCommit",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub fix_commit: ::std::option::Option<::std::string::String>,
+        ///When, if known.
+        #[serde(
+            default,
+            rename = "resolvedAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub resolved_at: ::std::option::Option<Timestamp>,
+        ///Who resolved it, if known.
+        #[serde(
+            default,
+            rename = "resolvedBy",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub resolved_by: ::std::option::Option<Participant>,
+        ///The closing state; never `open`.
+        pub state: ResolutionState,
+    }
+    ///The closing state; never `open`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ResolutionState {
+        #[serde(rename = "resolved")]
+        Resolved,
+        #[serde(rename = "outdated")]
+        Outdated,
+        #[serde(rename = "dismissed")]
+        Dismissed,
+    }
+    impl ::std::fmt::Display for ResolutionState {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Resolved => f.write_str("resolved"),
+                Self::Outdated => f.write_str("outdated"),
+                Self::Dismissed => f.write_str("dismissed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ResolutionState {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "resolved" => Ok(Self::Resolved),
+                "outdated" => Ok(Self::Outdated),
+                "dismissed" => Ok(Self::Dismissed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ResolutionState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ResolutionState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One submitted review of a pull request.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ReviewSubmission {
+        pub author: Participant,
+        ///The review's text; may be empty.
+        pub body: ::std::string::String,
+        ///`<provider>:<repository>#<number>`: the pull request it belongs to.
+        #[serde(rename = "eventKey")]
+        pub event_key: ReviewSubmissionEventKey,
+        ///The host's node id; the record key.
+        #[serde(rename = "externalId")]
+        pub external_id: ReviewSubmissionExternalId,
+        #[serde(rename = "projectId")]
+        pub project_id: ProjectId,
+        ///The host's review state (`APPROVED`, `COMMENTED`, ...), not enumerated; never blank.
+        pub state: ReviewSubmissionState,
+        ///When it was submitted, if known.
+        #[serde(
+            default,
+            rename = "submittedAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub submitted_at: ::std::option::Option<Timestamp>,
+    }
+    ///`<provider>:<repository>#<number>`: the pull request it belongs to.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReviewSubmissionEventKey(::std::string::String);
+    impl ::std::ops::Deref for ReviewSubmissionEventKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReviewSubmissionEventKey> for ::std::string::String {
+        fn from(value: ReviewSubmissionEventKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReviewSubmissionEventKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReviewSubmissionEventKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReviewSubmissionEventKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReviewSubmissionEventKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The host's node id; the record key.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReviewSubmissionExternalId(::std::string::String);
+    impl ::std::ops::Deref for ReviewSubmissionExternalId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReviewSubmissionExternalId> for ::std::string::String {
+        fn from(value: ReviewSubmissionExternalId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReviewSubmissionExternalId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReviewSubmissionExternalId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReviewSubmissionExternalId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReviewSubmissionExternalId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The host's review state (`APPROVED`, `COMMENTED`, ...), not enumerated; never blank.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReviewSubmissionState(::std::string::String);
+    impl ::std::ops::Deref for ReviewSubmissionState {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReviewSubmissionState> for ::std::string::String {
+        fn from(value: ReviewSubmissionState) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReviewSubmissionState {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("\\S").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"\\S\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReviewSubmissionState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReviewSubmissionState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReviewSubmissionState {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A review thread on a pull request: its comments in order, its state and its file anchor.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ReviewThread {
+        ///The comments, oldest first; at least one.
+        pub comments: ::std::vec::Vec<Comment>,
+        ///The commit the thread's first comment was written against.
+        #[serde(
+            default,
+            rename = "commitSha",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub commit_sha: ::std::option::Option<::std::string::String>,
+        ///`<provider>:<repository>#<number>`: the pull request it belongs to.
+        #[serde(rename = "eventKey")]
+        pub event_key: ReviewThreadEventKey,
+        ///The host's node id; the record key.
+        #[serde(rename = "externalId")]
+        pub external_id: ReviewThreadExternalId,
+        ///The file the thread is attached to, as the pull request names it.
+        #[serde(
+            default,
+            rename = "filePath",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub file_path: ::std::option::Option<::std::string::String>,
+        ///The last line of the thread's range, if any.
+        #[serde(
+            default,
+            rename = "lineEnd",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub line_end: ::std::option::Option<i64>,
+        ///The first line of the thread's range, if any.
+        #[serde(
+            default,
+            rename = "lineStart",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub line_start: ::std::option::Option<i64>,
+        #[serde(rename = "projectId")]
+        pub project_id: ProjectId,
+        ///How it closed; required when `state` is `resolved`.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub resolution: ::std::option::Option<Resolution>,
+        pub state: ThreadState,
+    }
+    ///`<provider>:<repository>#<number>`: the pull request it belongs to.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReviewThreadEventKey(::std::string::String);
+    impl ::std::ops::Deref for ReviewThreadEventKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReviewThreadEventKey> for ::std::string::String {
+        fn from(value: ReviewThreadEventKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReviewThreadEventKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReviewThreadEventKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReviewThreadEventKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReviewThreadEventKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The host's node id; the record key.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReviewThreadExternalId(::std::string::String);
+    impl ::std::ops::Deref for ReviewThreadExternalId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReviewThreadExternalId> for ::std::string::String {
+        fn from(value: ReviewThreadExternalId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReviewThreadExternalId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReviewThreadExternalId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReviewThreadExternalId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReviewThreadExternalId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Where the record came from upstream. Every key is present; those other than `provider` and `sourceUri` are null when unset. Line numbers are 1-based, and `lineEnd` needs a `lineStart` no greater than it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct SourceAnchor {
+        ///The file blob the anchor is pinned to, when it names one.
+        #[serde(
+            default,
+            rename = "blobSha",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub blob_sha: ::std::option::Option<::std::string::String>,
+        ///The commit the anchor is pinned to, when it names one.
+        #[serde(
+            default,
+            rename = "commitSha",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub commit_sha: ::std::option::Option<::std::string::String>,
+        ///The host's id for the anchored object, when it has one.
+        #[serde(
+            default,
+            rename = "externalId",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub external_id: ::std::option::Option<::std::string::String>,
+        ///The file the anchor points at, when it names one.
+        #[serde(
+            default,
+            rename = "filePath",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub file_path: ::std::option::Option<::std::string::String>,
+        #[serde(rename = "lineEnd")]
+        pub line_end: LineNumber,
+        #[serde(rename = "lineStart")]
+        pub line_start: LineNumber,
+        ///Must equal the document's provider.
+        pub provider: SourceAnchorProvider,
+        ///The repository, when the anchor names one.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub repository: ::std::option::Option<::std::string::String>,
+        ///Link to the upstream pull request, review or thread.
+        #[serde(rename = "sourceUri")]
+        pub source_uri: SourceAnchorSourceUri,
+    }
+    ///Must equal the document's provider.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SourceAnchorProvider(::std::string::String);
+    impl ::std::ops::Deref for SourceAnchorProvider {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SourceAnchorProvider> for ::std::string::String {
+        fn from(value: SourceAnchorProvider) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SourceAnchorProvider {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SourceAnchorProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SourceAnchorProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SourceAnchorProvider {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Link to the upstream pull request, review or thread.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SourceAnchorSourceUri(::std::string::String);
+    impl ::std::ops::Deref for SourceAnchorSourceUri {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SourceAnchorSourceUri> for ::std::string::String {
+        fn from(value: SourceAnchorSourceUri) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SourceAnchorSourceUri {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SourceAnchorSourceUri {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SourceAnchorSourceUri {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SourceAnchorSourceUri {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A review thread's state.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ThreadState {
+        #[serde(rename = "open")]
+        Open,
+        #[serde(rename = "resolved")]
+        Resolved,
+        #[serde(rename = "outdated")]
+        Outdated,
+        #[serde(rename = "dismissed")]
+        Dismissed,
+    }
+    impl ::std::fmt::Display for ThreadState {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Open => f.write_str("open"),
+                Self::Resolved => f.write_str("resolved"),
+                Self::Outdated => f.write_str("outdated"),
+                Self::Dismissed => f.write_str("dismissed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ThreadState {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "open" => Ok(Self::Open),
+                "resolved" => Ok(Self::Resolved),
+                "outdated" => Ok(Self::Outdated),
+                "dismissed" => Ok(Self::Dismissed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ThreadState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ThreadState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///An instant with a UTC offset (`Z` or `+HH:MM`), as Python's `isoformat()` writes it. The reader checks that it parses and carries an offset.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct Timestamp(::std::string::String);
+    impl ::std::ops::Deref for Timestamp {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<Timestamp> for ::std::string::String {
+        fn from(value: Timestamp) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for Timestamp {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Timestamp {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Timestamp {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Timestamp {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    /// Error types.
+    pub mod error {
+        /// Error from a `TryFrom` or `FromStr` implementation.
+        pub struct ConversionError(::std::borrow::Cow<'static, str>);
+        impl ::std::error::Error for ConversionError {}
+        impl ::std::fmt::Display for ConversionError {
+            fn fmt(
+                &self,
+                f: &mut ::std::fmt::Formatter<'_>,
+            ) -> Result<(), ::std::fmt::Error> {
+                ::std::fmt::Display::fmt(&self.0, f)
+            }
+        }
+        impl ::std::fmt::Debug for ConversionError {
+            fn fmt(
+                &self,
+                f: &mut ::std::fmt::Formatter<'_>,
+            ) -> Result<(), ::std::fmt::Error> {
+                ::std::fmt::Debug::fmt(&self.0, f)
+            }
+        }
+        impl From<&'static str> for ConversionError {
+            fn from(value: &'static str) -> Self {
+                Self(value.into())
+            }
+        }
+        impl From<String> for ConversionError {
+            fn from(value: String) -> Self {
+                Self(value.into())
+            }
+        }
+    }
+    impl ::std::default::Default for FormatVersion {
+        fn default() -> Self {
+            FormatVersion(
+                ::serde_json::from_str("1").unwrap_or(::serde_json::Value::Null),
+            )
+        }
+    }
+    impl CommentCategory {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "specification-gap",
+            "architecture-rule",
+            "security-rule",
+            "performance-rule",
+            "reliability-rule",
+            "coding-convention",
+            "testing-rule",
+            "domain-rule",
+            "rejected-approach",
+            "known-exception",
+            "incident-prevention",
+        ];
+    }
+    impl Kind {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "pull-request",
+            "review-submission",
+            "review-thread",
+        ];
+    }
+    impl ResolutionState {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "resolved",
+            "outdated",
+            "dismissed",
+        ];
+    }
+    impl ThreadState {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "open",
+            "resolved",
+            "outdated",
+            "dismissed",
+        ];
+    }
+}
 /// Every schema file under `schemas/`, embedded at build time.
 pub mod schemas {
     /// One embedded schema file.
@@ -12399,6 +14111,14 @@ pub mod schemas {
             text: include_str!(
                 concat!(env!("CARGO_MANIFEST_DIR"),
                 "/schemas/protocol/compatibility.schema.json")
+            ),
+        },
+        SchemaDocument {
+            path: "review/evidence.schema.json",
+            id: "https://theurian.dev/schemas/review/evidence.schema.json",
+            text: include_str!(
+                concat!(env!("CARGO_MANIFEST_DIR"),
+                "/schemas/review/evidence.schema.json")
             ),
         },
     ];

@@ -34,6 +34,9 @@ pub enum Command {
     /// Review findings from git history.
     #[command(subcommand)]
     Findings(FindingsCommand),
+    /// Review evidence under .theurian/review/: project it for `review.search`.
+    #[command(subcommand)]
+    Review(ReviewCommand),
     /// Start, stop and inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -127,6 +130,14 @@ pub enum MigrateCommand {
 pub enum FindingsCommand {
     /// Read the `Review-Finding:` trailers on every commit reachable from
     /// refs/remotes/origin/main and rebuild .theurian/state/theurian-findings-local.sqlite.
+    Build,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReviewCommand {
+    /// Read and check every evidence file under .theurian/review/ and rebuild
+    /// .theurian/state/theurian-review-local.sqlite, the store `review.search` serves. A damaged
+    /// file fails the build and is named; nothing under .theurian/review/ is changed.
     Build,
 }
 

@@ -65,6 +65,11 @@ const GROUPS: &[(&str, &str, &str)] = &[
         "protocol",
         "Plugin and client compatibility metadata.",
     ),
+    (
+        "review",
+        "evidence",
+        "A review evidence file under `.theurian/review/`.",
+    ),
 ];
 
 /// Generates the protocol source for the schemas under `schema_dir`, formatted and with the

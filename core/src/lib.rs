@@ -18,6 +18,7 @@ pub mod layout;
 pub mod migrate;
 pub mod paths;
 pub mod registry;
+pub mod review;
 pub mod secrets;
 pub mod serving_profile;
 pub mod store;

@@ -127,6 +127,7 @@ pub fn build_state(data: DataDir, port: u16, tool_names: ToolNames) -> Result<Ap
         served: Default::default(),
         search_gate: crate::admission::Gate::new("knowledge searches"),
         findings_gate: crate::admission::Gate::new("review-finding reads"),
+        review_gate: crate::admission::Gate::new("review-evidence searches"),
         started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false),
         instance_id,
     }))

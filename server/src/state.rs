@@ -40,6 +40,8 @@ pub struct Shared {
     pub indexes: theurian_core::index::open::IndexCache,
     /// The review.findings admission gate.
     pub findings_gate: crate::admission::Gate,
+    /// The review.search admission gate.
+    pub review_gate: crate::admission::Gate,
     /// The knowledge.search admission gate.
     pub search_gate: crate::admission::Gate,
     /// A random id for this run, published by `/health` and recorded in the lock file, so

@@ -18,6 +18,7 @@ mod migrate;
 mod migrate_apply;
 mod operations;
 mod ranked;
+mod review;
 mod schema_agreement;
 mod support;
 mod wire;

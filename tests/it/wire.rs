@@ -167,11 +167,15 @@ async fn the_seat_refuses_bad_arguments_without_echoing_them() {
     );
     assert!(text.contains("'no.such.tool'"), "{text}");
 
-    // A tool the contract defines but this build does not register is refused at dispatch.
+    // A tool the contract defines but this build does not register is refused at dispatch
+    // (once the write-intent tools land, this needs another unregistered tool or goes).
+    let draft = json!({
+        "projectId": "demo", "itemId": "a.b", "title": "t", "kind": "decision", "owner": "o",
+        "author": "a", "description": "d", "body": "b", "contentType": "text/markdown",
+        "evidence": {"agentId": "x", "taskId": "y", "model": "m", "reasoning": "r"}
+    });
     let text = assert_refused(
-        &client
-            .call("review.search", json!({"projectId": "demo"}))
-            .await,
+        &client.call("knowledge.proposeChange", draft).await,
         "INVALID_INPUT",
     );
     assert!(text.contains("does not serve"), "{text}");

@@ -10,16 +10,23 @@ use theurian_core::store::lock::{acquire, WRITE_LOCK_WAIT};
 use theurian_core::store::{pipeline, provenance};
 use theurian_core::CoreError;
 
+/// The current project's root, which must already hold `.theurian/` (registration and an
+/// applied state are not needed to build the review stores).
+pub fn theurian_root() -> Result<std::path::PathBuf, CoreError> {
+    let root = project_repo()?.root;
+    if !root.join(".theurian").is_dir() {
+        return Err(CoreError::failure(
+            format!("{} has no .theurian/ directory.", root.display()),
+            "Run `theurian init` first.",
+        ));
+    }
+    Ok(root)
+}
+
 pub fn run(data: &DataDir, cmd: FindingsCommand) -> Result<Value, CoreError> {
     match cmd {
         FindingsCommand::Build => {
-            let root = project_repo()?.root;
-            if !root.join(".theurian").is_dir() {
-                return Err(CoreError::failure(
-                    format!("{} has no .theurian/ directory.", root.display()),
-                    "Run `theurian init` first.",
-                ));
-            }
+            let root = theurian_root()?;
             // The history read runs outside the writer lock; only the swap holds it.
             let load = history::load(&root)?;
             let lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;

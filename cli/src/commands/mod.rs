@@ -10,6 +10,7 @@ mod index;
 mod init;
 mod migrate;
 mod project;
+mod review;
 mod version;
 
 use crate::args::{Cli, Command};
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Project(cmd) => project::run(&data, cmd),
         Command::Migrate(cmd) => migrate::run(&data, cmd),
         Command::Findings(cmd) => findings::run(&data, cmd),
+        Command::Review(cmd) => review::run(&data, cmd),
         Command::Index(cmd) => index::run(&data, cmd, cli.json),
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),

@@ -6,8 +6,8 @@ use super::history::Load;
 use super::trailer::PARSER_STAMP;
 use crate::knowledge::text::cut;
 use crate::store::bulk::{insert, Val};
-use crate::store::pipeline::remove_database;
 use crate::store::schema::{open_ro, options};
+use crate::store::swap::Building;
 use crate::CoreError;
 use sqlx::{ConnectOptions, Connection, Row};
 use std::path::{Path, PathBuf};
@@ -37,12 +37,9 @@ fn store_error(e: impl std::fmt::Display) -> CoreError {
 
 /// Replaces the store under `state_dir` with `load`.
 pub async fn replace_all(state_dir: &Path, load: &Load) -> Result<PathBuf, CoreError> {
-    std::fs::create_dir_all(state_dir).map_err(store_error)?;
-    let live = state_dir.join(STORE_FILE);
-    let building = state_dir.join(format!("{STORE_FILE}.building"));
-    remove_database(&building);
+    let building = Building::start(state_dir, STORE_FILE).map_err(store_error)?;
     let result = async {
-        let mut conn = options(&building).create_if_missing(true).connect().await?;
+        let mut conn = options(building.path()).create_if_missing(true).connect().await?;
         let mut tx = conn.begin().await?;
         sqlx::raw_sql(DDL).execute(&mut *tx).await?;
         let findings: Vec<Vec<Val>> = load
@@ -75,15 +72,10 @@ pub async fn replace_all(state_dir: &Path, load: &Load) -> Result<PathBuf, CoreE
     }
     .await;
     if let Err(e) = result {
-        remove_database(&building);
+        building.abandon();
         return Err(store_error(e));
     }
-    for suffix in ["-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", live.display()));
-        let _ = std::fs::remove_file(format!("{}{suffix}", building.display()));
-    }
-    std::fs::rename(&building, &live).map_err(store_error)?;
-    Ok(live)
+    building.publish().map_err(store_error)
 }
 
 /// The filters of one read (already validated).

@@ -14,6 +14,7 @@ pub mod pipeline;
 pub mod pointer;
 pub mod provenance;
 pub mod schema;
+pub mod swap;
 pub mod time;
 
 pub use apply::{ApplyError, ProjectRow};

@@ -4,12 +4,14 @@
 //! which input keys it reads; `None` keeps a tool this build does not serve yet out of
 //! `tools/list` (and `system.capabilities` reports it as absent).
 
+mod filters;
 mod knowledge_get;
 mod knowledge_search;
 mod knowledge_status;
 mod project;
 mod project_list;
 mod review_findings;
+mod review_search;
 mod shape;
 mod system_capabilities;
 
@@ -71,7 +73,20 @@ impl ToolHandlers for Handlers {
         ],
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
-    const REVIEW_SEARCH: Option<KeyUsage> = None;
+    const REVIEW_SEARCH: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "repository",
+            "pullRequest",
+            "threadState",
+            "author",
+            "filePath",
+            "q",
+            "limit",
+        ],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
     const SYSTEM_CAPABILITIES: Option<KeyUsage> = Some(KeyUsage::NONE);
     const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage> = None;
     const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage> = None;
@@ -103,6 +118,13 @@ impl ToolHandlers for Handlers {
         input: mcp::ReviewFindingsInput,
     ) -> Result<mcp::ReviewFindingsResponse, Refusal> {
         review_findings::answer(&self.state, input).await
+    }
+
+    async fn review_search(
+        &self,
+        input: mcp::ReviewSearchInput,
+    ) -> Result<mcp::ReviewSearchResponse, Refusal> {
+        review_search::answer(&self.state, input).await
     }
 
     async fn project_list(

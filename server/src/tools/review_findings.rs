@@ -2,12 +2,13 @@
 //! exactly (reviewer, severity, full commit sha, literal text), newest first. Every filter is
 //! checked before anything is read; a store that cannot be served is one constant refusal.
 
+use super::filters::escapes;
 use super::project::open;
 use crate::state::AppState;
 use theurian_core::findings::store::{read, Filters, STORE_FILE, STORE_ID};
 use theurian_core::findings::trailer::{REVIEWERS, SEVERITIES};
-use theurian_core::paths::{resolve_inside, PathFault};
 use theurian_core::store::provenance;
+use theurian_core::store::swap::{served_path, ServedPath};
 use theurian_protocol::mcp::{
     MayContainInstructionsAlways, PullRequestNumber, RefusalMetaCode, ReviewFindingsInput,
     ReviewFindingsResponse, ReviewFindingsResponseFindingsItem,
@@ -24,34 +25,20 @@ Run `theurian findings build` in the project (after `git fetch origin main`), th
 const INERT: &str = "`pullRequest`, `family` and `specialist` are published fields but no finding carries them in this build, so a filter on one \
 would match nothing. Nothing was searched. Omit them and filter by reviewer, severity, commitSha or q.";
 
-/// Refuses a vocabulary filter whose value the response schema does not list.
+/// What an empty findings filter would mean instead of what the caller meant.
+const EMPTY: &str = "matches nothing rather than everything";
+
+fn check_text(name: &str, value: Option<&str>) -> Result<(), Refusal> {
+    super::filters::check_text(name, value, EMPTY)
+}
+
 fn check_vocabulary(
     name: &str,
     value: Option<&str>,
     accepted: &[&str],
     hint: &str,
 ) -> Result<(), Refusal> {
-    match value {
-        Some(v) if !accepted.contains(&v) => Err(Refusal::invalid_input(format!(
-            "`{name}` must be one of {}; got {}.{hint} Nothing was searched. Omit `{name}` to not filter on it.",
-            accepted.join(", "),
-            theurian_protocol::refusal_quote(v)
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// The checks every string filter passes beyond the schema's length bound (which the seat has
-/// already enforced): text SQLite can hold, and non-empty.
-fn check_text(name: &str, value: Option<&str>) -> Result<(), Refusal> {
-    let Some(v) = value else { return Ok(()) };
-    if v.contains('\0') {
-        return Err(Refusal::invalid_input(format!("`{name}` contains a NUL character, which no stored text can contain. Nothing was searched. Remove it, or omit `{name}`.")));
-    }
-    if v.is_empty() {
-        return Err(Refusal::invalid_input(format!("`{name}` is empty, which matches nothing rather than everything. Omit `{name}` to not filter on it.")));
-    }
-    Ok(())
+    super::filters::check_vocabulary(name, value, accepted, hint, "to not filter on it")
 }
 
 pub(crate) async fn answer(
@@ -125,15 +112,10 @@ pub(crate) async fn answer(
     if !provenance::is_recorded(&state.data, &opened.resolved.root, "findings", STORE_ID) {
         return Err(unavailable());
     }
-    let path = match resolve_inside(&opened.resolved.root, &std::path::PathBuf::from(".theurian/state").join(STORE_FILE)) {
-        Ok(p) if p.starts_with(opened.resolved.root.join(".theurian/state")) => p,
-        Ok(_) | Err(PathFault::Escapes) => {
-            return Err(Refusal::new(
-                RefusalMetaCode::StateUnavailable,
-                format!("The findings store {STORE_FILE} resolves outside the project's .theurian/state/, so it was not read. Remove .theurian/state/{STORE_FILE}, then run `theurian findings build`."),
-            ))
-        }
-        Err(_) => return Err(unavailable()),
+    let path = match served_path(&opened.resolved.root, STORE_FILE) {
+        Ok(p) => p,
+        Err(ServedPath::Escapes) => return Err(escapes(STORE_FILE, "theurian findings build")),
+        Err(ServedPath::Unavailable) => return Err(unavailable()),
     };
     let _permit = state.findings_gate.enter().await?;
     let filters = Filters {

@@ -1,0 +1,13 @@
+//! Review evidence: the pull requests, review submissions and review threads landed under
+//! `.theurian/review/` (by `theurian review ingest`, or with the repository), and the search
+//! store `theurian review build` projects them into for `review.search`.
+//!
+//! * [`layout`]: where a document must live, derived from the document.
+//! * [`evidence`]: one document: schema, decoding, the checks a schema cannot state, writing.
+//! * [`listing`]: finding, fingerprinting and reading every file, contained in the review root.
+//! * [`store`]: the search store: projection, build under the writer lock, the served read.
+
+pub mod evidence;
+pub mod layout;
+pub mod listing;
+pub mod store;

@@ -1,0 +1,377 @@
+//! The review search store `.theurian/state/theurian-review-local.sqlite` (schema version 1, the
+//! reference's tables): every evidence file projected into one row, its participants and its
+//! text fragments; rebuilt from scratch and renamed into place under the project writer lock,
+//! and served only while its schema and evidence-format versions are current.
+//!
+//! A file that changes while a build reads it is left out rather than published half-seen: the
+//! build compares fingerprints taken before reading with fresh ones taken under the lock.
+
+use super::evidence::{format_version, Document, Record};
+use super::listing::{fingerprints, read_all, review_root, Entry};
+use crate::knowledge::text::{cut, EXCERPT_CHARS};
+use crate::store::bulk::{insert, Val};
+use crate::store::lock::{acquire, WRITE_LOCK_WAIT};
+use crate::store::schema::{open_ro, options};
+use crate::store::swap::{Building, STATE_DIR};
+use crate::CoreError;
+use sqlx::{ConnectOptions, Connection, Row};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use theurian_protocol::mcp::{
+    ReviewSearchResponseRecordsItem as Served,
+    ReviewSearchResponseRecordsItemExcerptChannel as Channel,
+};
+
+/// The store's file name under `.theurian/state/`.
+pub const STORE_FILE: &str = "theurian-review-local.sqlite";
+/// The store id recorded in provenance.
+pub const STORE_ID: &str = "local";
+/// The store's schema version.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const DDL: &str = "
+CREATE TABLE review_search_metadata (id INTEGER PRIMARY KEY CHECK (id = 1), review_search_schema_version INTEGER NOT NULL,
+    evidence_format_version INTEGER NOT NULL, built_at TEXT NOT NULL);
+CREATE TABLE review_records (relative_path TEXT PRIMARY KEY NOT NULL, record_key TEXT NOT NULL, kind TEXT NOT NULL, provider TEXT NOT NULL,
+    repository TEXT NOT NULL, pull_request INTEGER, thread_state TEXT, file_path TEXT, source_uri TEXT NOT NULL, author_external_id TEXT NOT NULL,
+    author_display_name TEXT NOT NULL, last_seen_run_id TEXT NOT NULL, last_seen_at TEXT NOT NULL);
+CREATE TABLE review_participants (relative_path TEXT NOT NULL, position INTEGER NOT NULL, external_id TEXT NOT NULL,
+    PRIMARY KEY (relative_path, external_id), FOREIGN KEY (relative_path) REFERENCES review_records ON DELETE CASCADE);
+CREATE TABLE review_texts (relative_path TEXT NOT NULL, position INTEGER NOT NULL, channel TEXT NOT NULL, content TEXT NOT NULL,
+    PRIMARY KEY (relative_path, position), FOREIGN KEY (relative_path) REFERENCES review_records ON DELETE CASCADE);
+";
+
+/// The cure for a build that saw every file change under it.
+const RACE_CURE: &str = "Another process is writing .theurian/review/ (a `theurian review ingest`?). Let it finish, then run `theurian review build` again.";
+
+fn store_error(e: impl std::fmt::Display) -> CoreError {
+    CoreError::failure(
+        format!("The review search store could not be written: {e}."),
+        "Check that .theurian/state is writable and there is free disk space, then retry `theurian review build`.",
+    )
+}
+
+/// One evidence file as the store holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projected {
+    pub rel: String,
+    pub record_key: String,
+    pub kind: String,
+    pub provider: String,
+    pub repository: String,
+    pub pull_request: Option<i64>,
+    pub thread_state: Option<String>,
+    pub file_path: Option<String>,
+    pub source_uri: String,
+    pub author_external_id: String,
+    pub author_display_name: String,
+    pub last_seen_run_id: String,
+    pub last_seen_at: String,
+    /// Distinct external ids, in order of first appearance.
+    pub participants: Vec<String>,
+    /// `(channel, content)`, in position order.
+    pub texts: Vec<(Channel, String)>,
+}
+
+/// Projects one checked document.
+pub fn project(rel: &str, doc: &Document) -> Result<Projected, CoreError> {
+    let head = &doc.head;
+    let observed = crate::store::time::parse(head.last_seen_run.observed_at.as_str())
+        .map(|t| {
+            t.with_timezone(&chrono::Utc)
+                .to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
+        })
+        .unwrap_or_default();
+    let pull_request = doc
+        .pull_request()
+        .map_err(|p| CoreError::from(super::evidence::EvidenceError::new(rel, p)))?;
+    let (author, mut ids, texts, thread_state, file_path) = match &doc.record {
+        Record::PullRequest(p) => (
+            p.author.clone(),
+            vec![p.author.external_id.to_string()],
+            vec![
+                (Channel::Title, p.title.clone()),
+                (Channel::Body, p.body.clone()),
+            ],
+            None,
+            None,
+        ),
+        Record::Submission(s) => (
+            s.author.clone(),
+            vec![s.author.external_id.to_string()],
+            vec![(Channel::Body, s.body.clone())],
+            None,
+            None,
+        ),
+        Record::Thread(t) => {
+            let Some(first) = t.comments.first() else {
+                return Err(
+                    super::evidence::EvidenceError::new(rel, "record.comments is empty").into(),
+                );
+            };
+            let mut ids: Vec<String> = t
+                .comments
+                .iter()
+                .map(|c| c.author.external_id.to_string())
+                .collect();
+            if let Some(by) = t.resolution.as_ref().and_then(|r| r.resolved_by.as_ref()) {
+                ids.push(by.external_id.to_string());
+            }
+            (
+                first.author.clone(),
+                ids,
+                t.comments
+                    .iter()
+                    .map(|c| (Channel::Comment, c.body.clone()))
+                    .collect(),
+                Some(t.state.to_string()),
+                t.file_path.clone(),
+            )
+        }
+    };
+    let mut seen = BTreeSet::new();
+    ids.retain(|id| seen.insert(id.clone()));
+    Ok(Projected {
+        rel: rel.to_owned(),
+        record_key: doc.record.key(),
+        kind: doc.record.kind().to_string(),
+        provider: head.provider.to_string(),
+        repository: head.repository.to_string(),
+        pull_request,
+        thread_state,
+        file_path,
+        source_uri: head.source_anchor.source_uri.to_string(),
+        author_external_id: author.external_id.to_string(),
+        author_display_name: author.display_name,
+        last_seen_run_id: head.last_seen_run.run_id.to_string(),
+        last_seen_at: observed,
+        participants: ids,
+        texts,
+    })
+}
+
+/// What a build published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildReport {
+    pub records: usize,
+    pub withheld: usize,
+    pub store_path: PathBuf,
+}
+
+/// Rebuilds the store from every evidence file of the project at `root`, leaving out records
+/// whose key is in `withheld`. Reads outside the writer lock; publishes under it.
+pub fn build(root: &Path, withheld: &BTreeSet<String>) -> Result<BuildReport, CoreError> {
+    let review = review_root(root)?;
+    let before = review.as_deref().map(fingerprints).unwrap_or_default();
+    let entries: Vec<Entry> = match &review {
+        Some(dir) => read_all(dir, &before)?,
+        None => Vec::new(),
+    };
+    let kept: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| !withheld.contains(&e.doc.record.key()))
+        .collect();
+    let withheld_count = entries.len() - kept.len();
+    let projected = kept
+        .iter()
+        .map(|e| project(&e.rel, &e.doc))
+        .collect::<Result<Vec<_>, _>>()?;
+    let _lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
+    let at_publish = review_root(root)?
+        .as_deref()
+        .map(fingerprints)
+        .unwrap_or_default();
+    let load: Vec<Projected> = projected
+        .into_iter()
+        .filter(|p| {
+            before
+                .get(&p.rel)
+                .is_some_and(|f| at_publish.get(&p.rel) == Some(f))
+        })
+        .collect();
+    if !at_publish.is_empty() && load.is_empty() && !(withheld_count > 0 && kept.is_empty()) {
+        let message = if entries.is_empty() {
+            "The review build read no evidence records, yet evidence files were there when it came to publish, so nothing was published.".to_owned()
+        } else {
+            format!("Every evidence record the review build read ({} of them) was rewritten while it ran, so nothing was published.", kept.len())
+        };
+        return Err(CoreError::failure(message, RACE_CURE));
+    }
+    let path = crate::store::pipeline::runtime()?.block_on(write(&root.join(STATE_DIR), &load))?;
+    Ok(BuildReport {
+        records: load.len(),
+        withheld: withheld_count,
+        store_path: path,
+    })
+}
+
+async fn write(state_dir: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
+    let building = Building::start(state_dir, STORE_FILE).map_err(store_error)?;
+    let result = async {
+        let mut conn = options(building.path()).create_if_missing(true).connect().await?;
+        let mut tx = conn.begin().await?;
+        sqlx::raw_sql(DDL).execute(&mut *tx).await?;
+        let records: Vec<Vec<Val>> = load
+            .iter()
+            .map(|p| {
+                vec![
+                    p.rel.as_str().into(), p.record_key.as_str().into(), p.kind.as_str().into(), p.provider.as_str().into(),
+                    p.repository.as_str().into(), p.pull_request.into(), p.thread_state.clone().into(), p.file_path.clone().into(),
+                    p.source_uri.as_str().into(), p.author_external_id.as_str().into(), p.author_display_name.as_str().into(),
+                    p.last_seen_run_id.as_str().into(), p.last_seen_at.as_str().into(),
+                ]
+            })
+            .collect();
+        insert(&mut tx, "review_records", &["relative_path", "record_key", "kind", "provider", "repository", "pull_request", "thread_state",
+            "file_path", "source_uri", "author_external_id", "author_display_name", "last_seen_run_id", "last_seen_at"], &records).await?;
+        let participants: Vec<Vec<Val>> = load
+            .iter()
+            .flat_map(|p| p.participants.iter().enumerate().map(|(i, id)| vec![p.rel.as_str().into(), (i as i64).into(), id.as_str().into()]))
+            .collect();
+        insert(&mut tx, "review_participants", &["relative_path", "position", "external_id"], &participants).await?;
+        let texts: Vec<Vec<Val>> = load
+            .iter()
+            .flat_map(|p| {
+                p.texts.iter().enumerate().map(|(i, (channel, content))| {
+                    vec![p.rel.as_str().into(), (i as i64).into(), channel.to_string().into(), content.as_str().into()]
+                })
+            })
+            .collect();
+        insert(&mut tx, "review_texts", &["relative_path", "position", "channel", "content"], &texts).await?;
+        sqlx::query("INSERT INTO review_search_metadata (id, review_search_schema_version, evidence_format_version, built_at) VALUES (1, ?, ?, ?)")
+            .bind(SCHEMA_VERSION)
+            .bind(format_version())
+            .bind(crate::store::time::now_micros())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut conn).await?;
+        conn.close().await
+    }
+    .await;
+    if let Err(e) = result {
+        building.abandon();
+        return Err(store_error(e));
+    }
+    building.publish().map_err(store_error)
+}
+
+/// The filters of one read (already validated).
+#[derive(Debug, Clone, Default)]
+pub struct Filters<'a> {
+    pub repository: Option<&'a str>,
+    pub pull_request: Option<i64>,
+    pub thread_state: Option<&'a str>,
+    pub author: Option<&'a str>,
+    pub file_path: Option<&'a str>,
+    pub q: Option<&'a str>,
+    pub limit: usize,
+}
+
+/// Why a store cannot be served (never distinguished to the caller).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable;
+
+/// A `LIKE` pattern matching `needle` literally anywhere (with `\` as the escape).
+pub fn like_pattern(needle: &str) -> String {
+    format!(
+        "%{}%",
+        needle
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    )
+}
+
+/// One read: the version check, then up to `limit + 1` matching records in the store's order,
+/// each with the first matching text fragment as its excerpt.
+pub async fn read(path: &Path, f: &Filters<'_>) -> Result<Vec<Served>, Unavailable> {
+    let meta = std::fs::metadata(path).map_err(|_| Unavailable)?;
+    if !meta.is_file() {
+        return Err(Unavailable);
+    }
+    let mut conn = open_ro(path).await.map_err(|_| Unavailable)?;
+    let stamp = sqlx::query(
+        "SELECT review_search_schema_version, evidence_format_version FROM review_search_metadata WHERE id = 1",
+    )
+    .fetch_optional(&mut conn)
+    .await
+    .map_err(|_| Unavailable)?;
+    let current = stamp.is_some_and(|r| {
+        r.try_get::<i64, _>(0).ok() == Some(SCHEMA_VERSION)
+            && r.try_get::<i64, _>(1).ok() == Some(format_version())
+    });
+    if !current {
+        return Err(Unavailable);
+    }
+    let q = f.q.map(like_pattern);
+    let excerpt_pattern = q.clone().unwrap_or_else(|| "%".to_owned());
+    let rows = sqlx::query(
+        "SELECT r.relative_path, r.record_key, r.kind, r.provider, r.repository, r.pull_request, r.thread_state, r.file_path, r.source_uri,
+                r.author_external_id, r.author_display_name, r.last_seen_run_id, r.last_seen_at, x.content, x.channel
+         FROM review_records r
+         LEFT JOIN review_texts x ON x.relative_path = r.relative_path AND x.position = (
+             SELECT min(t.position) FROM review_texts t WHERE t.relative_path = r.relative_path AND t.content LIKE ?7 ESCAPE '\\')
+         WHERE (?1 IS NULL OR r.repository = ?1) AND (?2 IS NULL OR r.pull_request = ?2) AND (?3 IS NULL OR r.thread_state = ?3)
+           AND (?4 IS NULL OR EXISTS (SELECT 1 FROM review_participants p WHERE p.relative_path = r.relative_path AND p.external_id = ?4))
+           AND (?5 IS NULL OR r.file_path = ?5)
+           AND (?6 IS NULL OR EXISTS (SELECT 1 FROM review_texts t WHERE t.relative_path = r.relative_path AND t.content LIKE ?6 ESCAPE '\\'))
+         ORDER BY r.repository ASC, r.pull_request ASC, r.kind ASC, r.relative_path ASC LIMIT ?8",
+    )
+    .bind(f.repository)
+    .bind(f.pull_request)
+    .bind(f.thread_state)
+    .bind(f.author)
+    .bind(f.file_path)
+    .bind(q)
+    .bind(excerpt_pattern)
+    .bind((f.limit + 1) as i64)
+    .fetch_all(&mut conn)
+    .await
+    .map_err(|_| Unavailable)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push(served(r).ok_or(Unavailable)?);
+    }
+    Ok(out)
+}
+
+/// A stored row as the wire carries it; None when the row breaks the response schema (a
+/// damaged store is unavailable, never served).
+fn served(r: &sqlx::sqlite::SqliteRow) -> Option<Served> {
+    let text = |i: usize| r.try_get::<String, _>(i).ok();
+    let opt = |i: usize| r.try_get::<Option<String>, _>(i).ok();
+    let excerpt = opt(13)?.map(|c| cut(c, EXCERPT_CHARS));
+    let channel = match opt(14)? {
+        Some(c) => Some(c.parse().ok()?),
+        None => None,
+    };
+    Some(Served {
+        record_path: text(0)?.try_into().ok()?,
+        record_key: text(1)?.try_into().ok()?,
+        kind: text(2)?.parse().ok()?,
+        provider: text(3)?.try_into().ok()?,
+        repository: text(4)?.try_into().ok()?,
+        pull_request: theurian_protocol::mcp::PullRequestNumber(
+            match r.try_get::<Option<i64>, _>(5).ok()? {
+                Some(n) => Some(std::num::NonZeroU64::new(u64::try_from(n).ok()?)?),
+                None => None,
+            },
+        ),
+        thread_state: match opt(6)? {
+            Some(s) => Some(s.parse().ok()?),
+            None => None,
+        },
+        file_path: opt(7)?,
+        source_uri: text(8)?.try_into().ok()?,
+        author_external_id: text(9)?.try_into().ok()?,
+        author_display_name: text(10)?,
+        excerpt,
+        excerpt_channel: channel,
+        last_seen_run_id: text(11)?.try_into().ok()?,
+        last_seen_at: text(12)?,
+        content_classification: theurian_protocol::mcp::UntrustedClassification::UntrustedKnowledge,
+        may_contain_instructions: Default::default(),
+        executable: Default::default(),
+    })
+}

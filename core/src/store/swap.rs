@@ -1,0 +1,71 @@
+//! Publishing a rebuilt single-file store (findings, review search) without readers ever seeing
+//! half of it: build into `<name>.building`, fold its WAL in, then rename it over the live file.
+//! Also where a served store's path is checked: it must resolve inside `.theurian/state/`.
+
+use super::pipeline::remove_database;
+use crate::paths::{resolve_inside, PathFault};
+use std::path::{Path, PathBuf};
+
+/// The state directory, relative to the project root.
+pub const STATE_DIR: &str = ".theurian/state";
+
+/// A store being rebuilt.
+#[derive(Debug)]
+pub struct Building {
+    live: PathBuf,
+    building: PathBuf,
+}
+
+impl Building {
+    /// Starts a rebuild of `file` under `state_dir`: creates the directory and clears any
+    /// leftover from an interrupted build.
+    pub fn start(state_dir: &Path, file: &str) -> std::io::Result<Building> {
+        std::fs::create_dir_all(state_dir)?;
+        let building = Building {
+            live: state_dir.join(file),
+            building: state_dir.join(format!("{file}.building")),
+        };
+        remove_database(&building.building);
+        Ok(building)
+    }
+
+    /// The file to build into.
+    pub fn path(&self) -> &Path {
+        &self.building
+    }
+
+    /// Gives up: removes the building file and its sidecars.
+    pub fn abandon(self) {
+        remove_database(&self.building);
+    }
+
+    /// Renames the finished file over the live one (whose stale sidecars go first).
+    pub fn publish(self) -> std::io::Result<PathBuf> {
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", self.live.display()));
+            let _ = std::fs::remove_file(format!("{}{suffix}", self.building.display()));
+        }
+        std::fs::rename(&self.building, &self.live).inspect_err(|_| {
+            remove_database(&self.building);
+        })?;
+        Ok(self.live)
+    }
+}
+
+/// Why a served store's path cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServedPath {
+    /// It (or a symlink on the way) leads outside `.theurian/state/`.
+    Escapes,
+    /// It is missing or unusable; the caller's constant "unavailable" answer covers it.
+    Unavailable,
+}
+
+/// The real path of `file` under the project's state directory, refusing one that leaves it.
+pub fn served_path(root: &Path, file: &str) -> Result<PathBuf, ServedPath> {
+    match resolve_inside(root, &Path::new(STATE_DIR).join(file)) {
+        Ok(p) if p.starts_with(root.join(STATE_DIR)) => Ok(p),
+        Ok(_) | Err(PathFault::Escapes) => Err(ServedPath::Escapes),
+        Err(_) => Err(ServedPath::Unavailable),
+    }
+}

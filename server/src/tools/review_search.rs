@@ -1,0 +1,145 @@
+//! `review.search`: the project's review evidence (pull requests, review submissions, review
+//! threads), filtered exactly and case-sensitively except `q` (a literal substring folding ASCII
+//! case), in the store's total order, with a response budget that stops at a record boundary.
+//! Every filter is checked before anything is read; a store that cannot be served is one
+//! constant refusal.
+
+use super::filters::{check_text, check_vocabulary, escapes};
+use super::project::open;
+use crate::state::AppState;
+use theurian_core::review::store::{read, Filters, STORE_FILE, STORE_ID};
+use theurian_core::store::provenance;
+use theurian_core::store::swap::{served_path, ServedPath};
+use theurian_protocol::mcp::{
+    RefusalMetaCode, ReviewSearchInput, ReviewSearchResponse, ReviewSearchResponseRecordsItem,
+    ReviewSearchResponseRecordsItemThreadState as ThreadState,
+};
+use theurian_protocol::Refusal;
+
+/// Most records one call may ask for; outside 1..=50 is refused, never clamped.
+pub const MAX_LIMIT: i64 = 50;
+
+/// The page budget in characters of keys and string values: room for `MAX_LIMIT` records whose
+/// excerpt is cut (280 + `...`) and whose other 17 keys each carry a value as long as the
+/// longest filter (400). The first record is always served whole.
+pub const MAX_RESPONSE_CHARS: usize = 354_150;
+
+const UNAVAILABLE: &str = "This project's review evidence cannot be searched: no review search store built by this installation is current. \
+Run `theurian review build` in the project to project the evidence files under .theurian/review/ into it, then retry.";
+const EMPTY: &str =
+    "matches everything or nothing depending on the filter, rather than what you meant";
+
+/// What one served record costs against the budget.
+pub fn cost(record: &ReviewSearchResponseRecordsItem) -> usize {
+    match serde_json::to_value(record) {
+        Ok(serde_json::Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| k.chars().count() + v.as_str().map_or(0, |s| s.chars().count()))
+            .sum(),
+        _ => usize::MAX,
+    }
+}
+
+/// The first `limit` rows that fit the budget (at least one), and whether anything was left.
+pub fn page(
+    mut rows: Vec<ReviewSearchResponseRecordsItem>,
+    limit: usize,
+) -> (Vec<ReviewSearchResponseRecordsItem>, bool) {
+    let read = rows.len();
+    rows.truncate(limit);
+    let mut total = 0usize;
+    let mut served = 0usize;
+    for r in &rows {
+        let c = cost(r);
+        if served > 0 && total.saturating_add(c) > MAX_RESPONSE_CHARS {
+            break;
+        }
+        total = total.saturating_add(c);
+        served += 1;
+    }
+    rows.truncate(served);
+    (rows, served < read)
+}
+
+pub(crate) async fn answer(
+    state: &AppState,
+    input: ReviewSearchInput,
+) -> Result<ReviewSearchResponse, Refusal> {
+    let ReviewSearchInput {
+        agent_id: _,
+        author,
+        file_path,
+        limit,
+        project_id,
+        pull_request,
+        q,
+        repository,
+        snapshot_id,
+        task_id: _,
+        thread_state,
+    } = input;
+    // Filters first, in the reference's order; no refusal here repeats a number sent.
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(Refusal::invalid_input(format!(
+            "`limit` must be between 1 and {MAX_LIMIT}. Nothing was searched. This is a refusal rather than a silent clamp: a truncated answer to a filtered question reads as the whole answer, so narrow with a filter instead of asking for a larger page.",
+        )));
+    }
+    let (repository, thread_state, author, file_path, q) = (
+        repository.as_ref().map(|v| v.as_str()),
+        thread_state.as_ref().map(|v| v.as_str()),
+        author.as_ref().map(|v| v.as_str()),
+        file_path.as_ref().map(|v| v.as_str()),
+        q.as_ref().map(|v| v.as_str()),
+    );
+    check_text("repository", repository, EMPTY)?;
+    if pull_request.is_some_and(|n| n < 1) {
+        return Err(Refusal::invalid_input(format!(
+            "`pullRequest` must be a positive number no larger than {}. Nothing was searched. Omit `pullRequest` to search every pull request's records.",
+            i64::MAX
+        )));
+    }
+    check_text("threadState", thread_state, EMPTY)?;
+    check_vocabulary(
+        "threadState",
+        thread_state,
+        ThreadState::VALUES,
+        " The states are lower-case, as the store writes them.",
+        "to search every thread, and every record that is not a thread",
+    )?;
+    check_text("author", author, EMPTY)?;
+    check_text("filePath", file_path, EMPTY)?;
+    check_text("q", q, EMPTY)?;
+
+    let opened = open(
+        state,
+        project_id.as_str(),
+        snapshot_id.as_ref().map(|s| s.as_str()),
+    )
+    .await?;
+    let unavailable = || Refusal::new(RefusalMetaCode::StateUnavailable, UNAVAILABLE);
+    if !provenance::is_recorded(&state.data, &opened.resolved.root, "review", STORE_ID) {
+        return Err(unavailable());
+    }
+    let path = match served_path(&opened.resolved.root, STORE_FILE) {
+        Ok(p) => p,
+        Err(ServedPath::Escapes) => return Err(escapes(STORE_FILE, "theurian review build")),
+        Err(ServedPath::Unavailable) => return Err(unavailable()),
+    };
+    let _permit = state.review_gate.enter().await?;
+    let filters = Filters {
+        repository,
+        pull_request,
+        thread_state,
+        author,
+        file_path,
+        q,
+        limit: limit as usize,
+    };
+    let rows = read(&path, &filters).await.map_err(|_| unavailable())?;
+    let (records, truncated) = page(rows, limit as usize);
+    Ok(ReviewSearchResponse {
+        count: records.len() as u64,
+        truncated,
+        records,
+    })
+}

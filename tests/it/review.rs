@@ -1,0 +1,456 @@
+//! Review evidence end to end: the reference's fixture files laid under `.theurian/review/` of a
+//! real repository, `theurian review build` through the real binary, `review.search` over a
+//! real socket; damaged files, planted and escaping stores, and the response budget.
+
+use crate::knowledge::refused;
+use crate::migrate_apply::Repo;
+use crate::support::{shared, Daemon};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use theurian_core::datadir::DataDir;
+use theurian_core::review::layout::relative_path;
+use theurian_protocol::evidence::Kind;
+use theurian_protocol::tools::ToolId;
+use theurian_server::ToolNames;
+
+const REPO_DIR: &str = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
+
+fn fixtures(set: &str) -> PathBuf {
+    shared()
+        .join("reference/review-fixtures")
+        .join(set)
+        .join(REPO_DIR)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A registered, applied project with the ingest fixtures as its evidence, and a daemon on it.
+async fn project_with_evidence() -> (Repo, Daemon) {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    copy_dir(
+        &fixtures("evidence-from-ingest"),
+        &repo.dir.path().join(".theurian/review").join(REPO_DIR),
+    );
+    let daemon = Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Dotted,
+    )
+    .await;
+    (repo, daemon)
+}
+
+fn ok(result: &Value) -> Value {
+    crate::knowledge::ok(result, ToolId::ReviewSearch)
+}
+
+fn args(extra: Value) -> Value {
+    let mut merged = json!({"projectId": "demo"});
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        merged[k] = v;
+    }
+    merged
+}
+
+/// `(pullRequest, kind)` of every served record, in order.
+fn shape(body: &Value) -> Vec<(u64, String)> {
+    body["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| {
+            (
+                r["pullRequest"].as_u64().unwrap_or(0),
+                r["kind"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn built_evidence_is_searched_with_exact_filters_in_the_store_order() {
+    let (repo, daemon) = project_with_evidence().await;
+    let mut c = daemon.client();
+    c.initialize().await;
+
+    let before = c.call("review.search", args(json!({}))).await;
+    assert!(refused(&before, "STATE_UNAVAILABLE").contains("theurian review build"));
+    let built = repo.ok(&["--json", "review", "build"]);
+    assert_eq!(
+        (
+            built["records"].as_u64(),
+            built["withheld"].as_u64(),
+            built["built"].as_bool()
+        ),
+        (Some(9), Some(0), Some(true))
+    );
+    assert!(built["storePath"]
+        .as_str()
+        .is_some_and(|p| p.ends_with(".theurian/state/theurian-review-local.sqlite")));
+
+    let all = ok(&c.call("review.search", args(json!({}))).await);
+    let kinds = |n: u64| {
+        ["pull-request", "review-submission", "review-thread"]
+            .map(|k| (n, k.to_owned()))
+            .to_vec()
+    };
+    assert_eq!(
+        shape(&all),
+        [kinds(42), kinds(43), kinds(44)].concat(),
+        "repository, pull request, kind, path"
+    );
+    assert_eq!(
+        (all["count"].as_u64(), all["truncated"].as_bool()),
+        (Some(9), Some(false))
+    );
+    let pr = &all["records"][0];
+    assert_eq!(pr["recordPath"], format!("{REPO_DIR}/pull-request/42.json"));
+    assert_eq!(pr["recordKey"], "42");
+    assert_eq!(pr["excerpt"], "PR 42: bound the retry budget");
+    assert_eq!(pr["excerptChannel"], "title");
+    assert_eq!(pr["authorExternalId"], "MDQ6VXNlcjE=");
+    assert_eq!(pr["authorDisplayName"], "octocat");
+    assert_eq!(pr["lastSeenAt"], "2026-12-02T10:48:57.939297+00:00");
+    assert_eq!(pr["threadState"], Value::Null);
+    let thread = &all["records"][2];
+    assert_eq!(thread["recordKey"], "PRRT_kwDOAAAA42");
+    assert_eq!(thread["threadState"], "resolved");
+    assert_eq!(thread["filePath"], "src/order.py");
+    assert_eq!(
+        thread["authorDisplayName"], "hubot",
+        "a thread's author is its first commenter"
+    );
+    // PR 44's review has a ghost author and an empty body: the empty fragment is its excerpt.
+    let ghost = &all["records"][7];
+    assert_eq!(
+        (
+            ghost["authorExternalId"].as_str(),
+            ghost["excerpt"].as_str()
+        ),
+        (Some("ghost"), Some(""))
+    );
+
+    let count = |body: &Value| body["count"].as_u64().unwrap_or(99);
+    for (filter, want) in [
+        (json!({"threadState": "resolved"}), 1),
+        (json!({"threadState": "outdated"}), 1),
+        (json!({"threadState": "open"}), 1),
+        (json!({"threadState": "dismissed"}), 0),
+        (json!({"pullRequest": 43}), 3),
+        (json!({"pullRequest": 45}), 0),
+        (json!({"repository": "acme/order-service"}), 9),
+        (json!({"repository": "Acme/Order-Service"}), 0),
+        (json!({"filePath": "src/order.py"}), 3),
+        (json!({"filePath": "src/Order.py"}), 0),
+        // Participants match by external id: octocat replied on every thread by login.
+        (json!({"author": "octocat"}), 3),
+        (json!({"author": "MDQ6VXNlcjI="}), 5),
+        (json!({"author": "hubot"}), 0),
+        (json!({"q": "RETRIES forever"}), 3),
+        (json!({"q": "retry_budget"}), 0),
+        (json!({"q": "%"}), 0),
+        (json!({"q": "Closes #7", "pullRequest": 42}), 1),
+    ] {
+        let body = ok(&c.call("review.search", args(filter.clone())).await);
+        assert_eq!(count(&body), want, "{filter}");
+    }
+    let q = ok(&c
+        .call("review.search", args(json!({"q": "bounded now"})))
+        .await);
+    let hits: Vec<(&str, &str)> = q["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| {
+            (
+                r["excerptChannel"].as_str().unwrap_or(""),
+                r["excerpt"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hits,
+        [
+            ("body", "Approving; the budget is bounded now."),
+            ("comment", "Fixed; the budget is bounded now."),
+            ("comment", "Fixed; the budget is bounded now."),
+            ("comment", "Fixed; the budget is bounded now."),
+        ],
+        "the first matching fragment, from its start"
+    );
+    let page = ok(&c.call("review.search", args(json!({"limit": 2}))).await);
+    assert_eq!((count(&page), page["truncated"].as_bool()), (2, Some(true)));
+
+    for (filter, needle) in [
+        (json!({"limit": 0}), "between 1 and 50"),
+        (json!({"limit": 51}), "between 1 and 50"),
+        (json!({"pullRequest": 0}), "positive number"),
+        (json!({"pullRequest": -5}), "positive number"),
+        (
+            json!({"threadState": "RESOLVED"}),
+            "open, resolved, outdated, dismissed",
+        ),
+        (json!({"author": ""}), "is empty"),
+        (json!({"repository": ""}), "is empty"),
+        (json!({"q": "a\u{0}b"}), "NUL"),
+        (json!({"filePath": "x\u{0}"}), "NUL"),
+    ] {
+        let text = refused(
+            &c.call("review.search", args(filter.clone())).await,
+            "INVALID_INPUT",
+        );
+        assert!(text.contains(needle), "{filter}: {text}");
+        // No refusal repeats a number the caller sent.
+        assert!(
+            !text.contains("got 5") && !text.contains("51;") && !text.contains("-5"),
+            "{text}"
+        );
+    }
+    // The schema's bound is enforced before the tool: 401 characters never reach the handler.
+    let long = c
+        .call("review.search", args(json!({"q": "x".repeat(401)})))
+        .await;
+    assert!(!refused(&long, "INVALID_INPUT").contains(&"x".repeat(50)));
+    // Filters are checked before the project: an unknown project with a bad filter is the filter's refusal.
+    let bad = c
+        .call("review.search", json!({"projectId": "nope", "limit": 0}))
+        .await;
+    assert!(refused(&bad, "INVALID_INPUT").contains("limit"));
+    daemon.shutdown().await;
+}
+
+/// Writes `doc` where the layout says it belongs and returns its relative path.
+fn plant(review: &Path, doc: &Value, kind: Kind, key: &str) -> String {
+    let rel = relative_path("github", "acme/order-service", kind, key);
+    let path = review.join(&rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&path, serde_json::to_string_pretty(doc).expect("json")).expect("write");
+    rel
+}
+
+fn fixture_pr(n: u64) -> Value {
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures("evidence-from-ingest").join("pull-request/42.json"))
+            .expect("read"),
+    )
+    .expect("json");
+    doc["recordKey"] = json!(n.to_string());
+    doc["record"]["number"] = json!(n);
+    doc
+}
+
+#[tokio::test]
+async fn the_page_budget_stops_at_a_record_boundary_and_serves_one_record_whole() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    let review = repo.dir.path().join(".theurian/review");
+    // Three pull requests whose author names alone are 200,000 characters: two would pass the
+    // 354,150-character budget, so one is served and the page says it was cut.
+    for n in [1, 2, 3] {
+        let mut doc = fixture_pr(n);
+        doc["record"]["author"]["displayName"] = json!("n".repeat(200_000));
+        doc["record"]["title"] = json!(format!("budget {n}"));
+        plant(&review, &doc, Kind::PullRequest, &n.to_string());
+    }
+    // A long title is cut at 280 characters plus `...`.
+    let mut long = fixture_pr(10);
+    long["record"]["title"] = json!(format!("{}tail", "é".repeat(300)));
+    plant(&review, &long, Kind::PullRequest, "10");
+    assert_eq!(repo.ok(&["--json", "review", "build"])["records"], 4);
+    let daemon = Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Dotted,
+    )
+    .await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let cut = ok(&c.call("review.search", args(json!({"q": "budget"}))).await);
+    assert_eq!(
+        (cut["count"].as_u64(), cut["truncated"].as_bool()),
+        (Some(1), Some(true))
+    );
+    assert_eq!(cut["records"][0]["recordKey"], "1");
+    let only = ok(&c
+        .call("review.search", args(json!({"q": "budget 2"})))
+        .await);
+    assert_eq!(
+        (only["count"].as_u64(), only["truncated"].as_bool()),
+        (Some(1), Some(false))
+    );
+    let ten = ok(&c
+        .call("review.search", args(json!({"pullRequest": 10})))
+        .await);
+    let excerpt = ten["records"][0]["excerpt"].as_str().unwrap_or_default();
+    assert_eq!(excerpt, format!("{}...", "é".repeat(280)));
+    daemon.shutdown().await;
+}
+
+#[test]
+fn a_damaged_evidence_file_fails_the_build_by_name_and_is_never_deleted() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let review = repo.dir.path().join(".theurian/review");
+    copy_dir(
+        &fixtures("evidence-from-test-corpora"),
+        &review.join(REPO_DIR),
+    );
+    assert_eq!(repo.ok(&["--json", "review", "build"])["records"], 8);
+    let thread = format!("{REPO_DIR}/review-thread/PRRT_kwDO_test_node_0001~18f.json");
+    let original = std::fs::read_to_string(review.join(&thread)).expect("read");
+    let store = repo
+        .dir
+        .path()
+        .join(".theurian/state/theurian-review-local.sqlite");
+    let built = std::fs::read(&store).expect("store");
+
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut doc: Value = serde_json::from_str(&original).expect("json");
+        f(&mut doc);
+        serde_json::to_string_pretty(&doc).expect("json")
+    };
+    let cases: Vec<(String, &str)> = vec![
+        (edit(&|d| d["formatVersion"] = json!(2)), "formatVersion"),
+        (edit(&|d| d["formatVersion"] = json!(true)), "formatVersion"),
+        (
+            edit(&|d| d["sourceAnchor"]["lineEnd"] = json!(3)),
+            "lineEnd is before",
+        ),
+        (
+            edit(&|d| d["sourceAnchor"]["provider"] = json!("gitlab")),
+            "sourceAnchor.provider",
+        ),
+        (edit(&|d| d["recordKey"] = json!("PRRT_other")), "recordKey"),
+        (
+            edit(&|d| d["record"]["state"] = json!("closed")),
+            "record/state",
+        ),
+        (
+            edit(&|d| d["record"]["comments"] = json!([])),
+            "record/comments",
+        ),
+        (
+            edit(&|d| d["record"]["eventKey"] = json!("github:evil/other#42")),
+            "eventKey",
+        ),
+        (
+            edit(&|d| d["record"]["comments"][0]["body"] = json!("a\u{0}b")),
+            "NUL",
+        ),
+        (
+            edit(&|d| d["record"]["comments"][0]["createdAt"] = json!("2026-08-01T13:00:00")),
+            "UTC offset",
+        ),
+        (
+            edit(&|d| d["lastSeenRun"]["runId"] = json!("")),
+            "lastSeenRun/runId",
+        ),
+        (
+            original.replace("This retries forever.", "\\ud800 lone"),
+            "not JSON",
+        ),
+        ("[]".to_owned(), "one JSON object"),
+    ];
+    for (text, needle) in cases {
+        std::fs::write(review.join(&thread), &text).expect("write");
+        let err = repo.refused(&["--json", "review", "build"], 1);
+        assert!(
+            err.contains(&thread) && err.contains(needle),
+            "{needle}: {err}"
+        );
+        assert!(review.join(&thread).is_file(), "evidence is never deleted");
+        assert_eq!(
+            std::fs::read(&store).expect("store"),
+            built,
+            "a failed build publishes nothing"
+        );
+    }
+    std::fs::write(review.join(&thread), &original).expect("restore");
+
+    // Moved, or renamed by a case-folding copy: the content says where it belongs.
+    let moved = format!("{REPO_DIR}/review-thread/PRRT_kwDOzzzz~18f.json");
+    std::fs::rename(review.join(&thread), review.join(&moved)).expect("move");
+    assert!(repo
+        .refused(&["--json", "review", "build"], 1)
+        .contains("belongs at"));
+    let folded = format!("{REPO_DIR}/review-thread/prrt_kwdo_test_node_0001~18f.json");
+    std::fs::rename(review.join(&moved), review.join(&folded)).expect("fold");
+    assert!(repo
+        .refused(&["--json", "review", "build"], 1)
+        .contains("only in letter case"));
+    std::fs::rename(review.join(&folded), review.join(&thread)).expect("restore");
+
+    // A leaf that is a symlink out of the review root is refused, not read.
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("x.json"), &original).expect("write");
+    std::fs::remove_file(review.join(&thread)).expect("rm");
+    std::os::unix::fs::symlink(outside.path().join("x.json"), review.join(&thread)).expect("link");
+    assert!(repo
+        .refused(&["--json", "review", "build"], 1)
+        .contains("outside .theurian/review/"));
+    std::fs::remove_file(review.join(&thread)).expect("rm");
+    std::fs::write(review.join(&thread), &original).expect("restore");
+
+    // Deleting every file publishes an empty store: that is how removals take effect.
+    std::fs::remove_dir_all(&review).expect("rm");
+    assert_eq!(repo.ok(&["--json", "review", "build"])["records"], 0);
+}
+
+#[tokio::test]
+async fn planted_and_escaping_review_stores_are_refused() {
+    let (repo, daemon) = project_with_evidence().await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    // Built by another installation: the file is there, but nothing here vouches for it.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .current_dir(repo.dir.path())
+        .env("THEURIAN_DATA_DIR", elsewhere.path())
+        .args(["--json", "review", "build"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let planted = c.call("review.search", args(json!({}))).await;
+    assert!(refused(&planted, "STATE_UNAVAILABLE").contains("theurian review build"));
+    repo.ok(&["--json", "review", "build"]);
+    assert_eq!(
+        ok(&c.call("review.search", args(json!({}))).await)["count"],
+        9
+    );
+
+    let store = repo
+        .dir
+        .path()
+        .join(".theurian/state/theurian-review-local.sqlite");
+    let outside = tempfile::tempdir().expect("tempdir");
+    let copy = outside.path().join("store.sqlite");
+    std::fs::copy(&store, &copy).expect("copy");
+    std::fs::remove_file(&store).expect("rm");
+    std::os::unix::fs::symlink(&copy, &store).expect("symlink");
+    let escaping = c.call("review.search", args(json!({}))).await;
+    assert!(refused(&escaping, "STATE_UNAVAILABLE").contains("resolves outside"));
+
+    // A damaged store (not SQLite at all) is the same constant refusal as a missing one.
+    std::fs::remove_file(&store).expect("rm");
+    std::fs::write(&store, b"not a database").expect("write");
+    let damaged = c.call("review.search", args(json!({}))).await;
+    assert!(refused(&damaged, "STATE_UNAVAILABLE").contains("theurian review build"));
+    daemon.shutdown().await;
+}
