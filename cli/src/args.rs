@@ -139,6 +139,24 @@ pub enum ReviewCommand {
     /// .theurian/state/theurian-review-local.sqlite, the store `review.search` serves. A damaged
     /// file fails the build and is named; nothing under .theurian/review/ is changed.
     Build,
+    /// Land a public repository's pull requests, review submissions and review threads under
+    /// .theurian/review/ through the GitHub CLI, then rebuild the review search store.
+    ///
+    /// The repository must be listed under `providers.review.repositories` in
+    /// .theurian/config.yaml; nothing is started otherwise. gh (2.86.0 or newer) must be on
+    /// PATH and logged in to github.com with its own stored login (GH_TOKEN is not passed on).
+    /// Records already landed are updated, never deleted. Exits 1, after printing the report,
+    /// when any pull request was skipped or any record withheld by the secret scan.
+    Ingest {
+        /// The repository, `owner/name`.
+        repository: String,
+        /// Most pull requests to read, newest first (1 to 500; skipped ones count).
+        #[arg(long, default_value_t = theurian_core::review::ingest::run::DEFAULT_LIMIT)]
+        limit: i64,
+        /// Stop at the first pull request numbered this or lower (it is not read).
+        #[arg(long)]
+        since: Option<i64>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,8 +2,6 @@
 //! review ingest later), and the project's `security.secretScan` policy from
 //! `.theurian/config.yaml`. A finding names the family and where it was found, never the secret.
 
-use crate::migrate::yaml;
-use crate::paths::{read_inside, PathFault, MAX_SOURCE_FILE_BYTES};
 use crate::CoreError;
 use regex::Regex;
 use std::path::Path;
@@ -60,41 +58,16 @@ pub fn scan(text: &str, max: usize) -> Vec<Finding> {
     out
 }
 
+const CURE: &str = "Fix .theurian/config.yaml: `security.secretScan` takes \"block\", \"warn\" or \"off\" (quote \"off\": bare off is a YAML boolean).";
+
 fn config_error(message: String) -> CoreError {
-    CoreError::failure(message, "Fix .theurian/config.yaml: `security.secretScan` takes \"block\", \"warn\" or \"off\" (quote \"off\": bare off is a YAML boolean).")
+    CoreError::failure(message, CURE)
 }
 
 /// The project's policy: `security.secretScan` in `.theurian/config.yaml`, `block` when absent.
 pub fn policy(root: &Path) -> Result<Policy, CoreError> {
-    let file = match read_inside(
-        root,
-        Path::new(".theurian/config.yaml"),
-        MAX_SOURCE_FILE_BYTES,
-    ) {
-        Ok(f) => f,
-        Err(PathFault::Missing) => return Ok(Policy::Block),
-        Err(other) => return Err(config_error(format!(".theurian/config.yaml {other}."))),
-    };
-    let text = String::from_utf8(file.bytes)
-        .map_err(|_| config_error(".theurian/config.yaml is not UTF-8.".into()))?;
-    let doc = yaml::parse(&text).map_err(|yaml::YamlError(m)| {
-        config_error(format!(".theurian/config.yaml cannot be read: {m}."))
-    })?;
-    if doc.is_null() {
-        return Ok(Policy::Block);
-    }
-    let root = doc
-        .as_object()
-        .ok_or_else(|| config_error(".theurian/config.yaml must hold a mapping.".into()))?;
-    let security = match root.get("security") {
-        None | Some(serde_json::Value::Null) => return Ok(Policy::Block),
-        Some(serde_json::Value::Object(s)) => s,
-        Some(_) => {
-            return Err(config_error(
-                "`security` in .theurian/config.yaml must be a mapping.".into(),
-            ))
-        }
-    };
+    let doc = crate::config::read(root, CURE)?;
+    let security = crate::config::section(&doc, &["security"], CURE)?;
     let not_a_policy = || {
         config_error(format!(
             "`security.secretScan` in .theurian/config.yaml is not one of {}.",

@@ -19,6 +19,7 @@ mod migrate_apply;
 mod operations;
 mod ranked;
 mod review;
+mod review_ingest;
 mod schema_agreement;
 mod support;
 mod wire;

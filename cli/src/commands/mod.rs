@@ -25,7 +25,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Project(cmd) => project::run(&data, cmd),
         Command::Migrate(cmd) => migrate::run(&data, cmd),
         Command::Findings(cmd) => findings::run(&data, cmd),
-        Command::Review(cmd) => review::run(&data, cmd),
+        Command::Review(cmd) => review::run(&data, cmd, cli.json),
         Command::Index(cmd) => index::run(&data, cmd, cli.json),
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),

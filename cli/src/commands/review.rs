@@ -7,14 +7,67 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
 use theurian_core::datadir::DataDir;
+use theurian_core::review::ingest::run::{ingest, Options, Outcome};
 use theurian_core::review::store::{build, STORE_ID};
 use theurian_core::store::provenance;
 use theurian_core::CoreError;
 
-pub fn run(data: &DataDir, cmd: ReviewCommand) -> Result<Value, CoreError> {
+pub fn run(data: &DataDir, cmd: ReviewCommand, json: bool) -> Result<Value, CoreError> {
     match cmd {
         ReviewCommand::Build => build_store(data, &theurian_root()?),
+        ReviewCommand::Ingest {
+            repository,
+            limit,
+            since,
+        } => ingest_and_build(
+            data,
+            json,
+            Options {
+                repository,
+                limit,
+                since,
+            },
+        ),
     }
+}
+
+/// Lands the records, rebuilds the search store, and reports. A run that skipped or withheld
+/// anything prints its whole report and then fails, so scripts see both.
+fn ingest_and_build(data: &DataDir, json: bool, opts: Options) -> Result<Value, CoreError> {
+    let root = theurian_root()?;
+    let Outcome { mut report, clean } = ingest(data, &root, &opts)?;
+    match build_store(data, &root) {
+        Ok(store) => {
+            let mut store = store;
+            if let Some(m) = store.as_object_mut() {
+                m.remove("built");
+            }
+            report["searchStore"] = store;
+        }
+        Err(e) => {
+            crate::output::success(&report, json);
+            return Err(CoreError::failure(
+                format!(
+                    "The records landed, but the review search store was not rebuilt: {}",
+                    e.message
+                ),
+                e.remedy,
+            ));
+        }
+    }
+    if clean {
+        return Ok(report);
+    }
+    crate::output::success(&report, json);
+    let count = |k: &str| report[k].as_array().map_or(0, Vec::len);
+    Err(CoreError::failure(
+        format!(
+            "The run landed what it could, but skipped {} pull request(s) and withheld {} record(s); the report above names each.",
+            count("skipped"),
+            count("refused")
+        ),
+        "See `skippedRemedies` in the report for each skipped pull request; a withheld record carries text the secret scan flagged: remove it upstream, then ingest again.",
+    ))
 }
 
 /// Rebuilds the search store and records it; shared with `review ingest`, which rebuilds after

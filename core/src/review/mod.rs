@@ -6,8 +6,12 @@
 //! * [`evidence`]: one document: schema, decoding, the checks a schema cannot state, writing.
 //! * [`listing`]: finding, fingerprinting and reading every file, contained in the review root.
 //! * [`store`]: the search store: projection, build under the writer lock, the served read.
+//! * [`write`]: landing documents where they belong, never through a symlink.
+//! * [`ingest`]: `theurian review ingest` through the GitHub CLI.
 
 pub mod evidence;
+pub mod ingest;
 pub mod layout;
 pub mod listing;
 pub mod store;
+pub mod write;

@@ -56,6 +56,7 @@ fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
             raptor: search,
             sensitivity_enforcement: search || serves(Handlers::KNOWLEDGE_GET),
             review_findings: serves(Handlers::REVIEW_FINDINGS),
+            // Ingested evidence is served through review.search; `theurian review ingest` lands it.
             review_ingestion: serves(Handlers::REVIEW_SEARCH),
             // The scope is the schema's only admitted value.
             review_ingestion_scope:
