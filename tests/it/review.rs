@@ -86,6 +86,18 @@ async fn built_evidence_is_searched_with_exact_filters_in_the_store_order() {
     let mut c = daemon.client();
     c.initialize().await;
 
+    let caps = crate::knowledge::ok(
+        &c.call("system.capabilities", json!({})).await,
+        ToolId::SystemCapabilities,
+    );
+    assert_eq!(
+        (
+            &caps["capabilities"]["reviewFindings"],
+            &caps["capabilities"]["reviewIngestion"],
+            &caps["capabilities"]["reviewIngestionScope"]
+        ),
+        (&json!(true), &json!(true), &json!("public-allowlisted"))
+    );
     let before = c.call("review.search", args(json!({}))).await;
     assert!(refused(&before, "STATE_UNAVAILABLE").contains("theurian review build"));
     let built = repo.ok(&["--json", "review", "build"]);
@@ -447,10 +459,71 @@ async fn planted_and_escaping_review_stores_are_refused() {
     let escaping = c.call("review.search", args(json!({}))).await;
     assert!(refused(&escaping, "STATE_UNAVAILABLE").contains("resolves outside"));
 
+    // A store stamped with another evidence format is stale: the same constant refusal.
+    std::fs::remove_file(&store).expect("rm");
+    repo.ok(&["--json", "review", "build"]);
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", store.display()))
+            .await
+            .expect("open");
+        sqlx::query("UPDATE review_search_metadata SET evidence_format_version = 2")
+            .execute(&mut conn)
+            .await
+            .expect("update");
+        conn.close().await.expect("close");
+    }
+    let stale = c.call("review.search", args(json!({}))).await;
+    assert!(refused(&stale, "STATE_UNAVAILABLE").contains("theurian review build"));
+
     // A damaged store (not SQLite at all) is the same constant refusal as a missing one.
     std::fs::remove_file(&store).expect("rm");
     std::fs::write(&store, b"not a database").expect("write");
     let damaged = c.call("review.search", args(json!({}))).await;
     assert!(refused(&damaged, "STATE_UNAVAILABLE").contains("theurian review build"));
+    daemon.shutdown().await;
+}
+
+/// A filter holding an unpaired surrogate is not transportable text: whichever review tool it
+/// is sent to, the request is refused as malformed (never a 5xx, never a search), and the
+/// daemon keeps answering.
+#[tokio::test]
+async fn a_lone_surrogate_in_a_filter_is_refused_before_any_tool_runs() {
+    let (repo, daemon) = project_with_evidence().await;
+    repo.ok(&["--json", "review", "build"]);
+    let mut c = daemon.client();
+    c.initialize().await;
+    for (tool, key) in [
+        ("review.search", "q"),
+        ("review.findings", "q"),
+        ("review.search", "author"),
+    ] {
+        let raw = format!(
+            r#"{{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{{"name":"{tool}","arguments":{{"projectId":"demo","{key}":"a\ud800b"}}}}}}"#
+        );
+        let mut req = c
+            .http
+            .post(&c.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(raw);
+        if let Some(t) = &c.token {
+            req = req.header("Authorization", format!("Bearer {t}"));
+        }
+        let resp = req.send().await.expect("send");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("body");
+        assert!(status < 500, "{tool}: HTTP {status}: {text}");
+        if status == 200 {
+            let body = crate::support::parse_body(&text);
+            let refused = body.get("error").is_some() || body["result"]["isError"] == true;
+            assert!(refused, "{tool}: {body}");
+            assert!(body["result"]["structuredContent"].is_null(), "{body}");
+        }
+    }
+    assert_eq!(
+        ok(&c.call("review.search", args(json!({}))).await)["count"],
+        9
+    );
     daemon.shutdown().await;
 }
