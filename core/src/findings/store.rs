@@ -6,10 +6,10 @@ use super::history::Load;
 use super::trailer::PARSER_STAMP;
 use crate::knowledge::text::cut;
 use crate::store::bulk::{insert, Val};
-use crate::store::schema::{open_ro, options};
-use crate::store::swap::Building;
+use crate::store::schema::open_ro;
+use crate::store::swap::rebuild;
 use crate::CoreError;
-use sqlx::{ConnectOptions, Connection, Row};
+use sqlx::{Row, SqliteConnection};
 use std::path::{Path, PathBuf};
 
 /// The store's file name under `.theurian/state/`.
@@ -37,11 +37,8 @@ fn store_error(e: impl std::fmt::Display) -> CoreError {
 
 /// Replaces the store under `state_dir` with `load`.
 pub async fn replace_all(state_dir: &Path, load: &Load) -> Result<PathBuf, CoreError> {
-    let building = Building::start(state_dir, STORE_FILE).map_err(store_error)?;
-    let result = async {
-        let mut conn = options(building.path()).create_if_missing(true).connect().await?;
-        let mut tx = conn.begin().await?;
-        sqlx::raw_sql(DDL).execute(&mut *tx).await?;
+    rebuild(state_dir, STORE_FILE, async |conn: &mut SqliteConnection| {
+        sqlx::raw_sql(DDL).execute(&mut *conn).await?;
         let findings: Vec<Vec<Val>> = load
             .findings
             .iter()
@@ -52,30 +49,23 @@ pub async fn replace_all(state_dir: &Path, load: &Load) -> Result<PathBuf, CoreE
                 ]
             })
             .collect();
-        insert(&mut tx, "findings", &["commit_sha", "position", "reviewer", "severity", "finding_text", "provider", "source_uri", "committed_at", "pull_request", "family", "specialist"], &findings).await?;
+        insert(conn, "findings", &["commit_sha", "position", "reviewer", "severity", "finding_text", "provider", "source_uri", "committed_at", "pull_request", "family", "specialist"], &findings).await?;
         let rejected: Vec<Vec<Val>> = load
             .rejections
             .iter()
             .map(|r| vec![r.commit_sha.as_str().into(), (r.position as i64).into(), r.raw_line.as_str().into(), r.reason.as_str().into()])
             .collect();
-        insert(&mut tx, "rejected_trailers", &["commit_sha", "position", "raw_line", "reason"], &rejected).await?;
+        insert(conn, "rejected_trailers", &["commit_sha", "position", "raw_line", "reason"], &rejected).await?;
         sqlx::query("INSERT INTO findings_metadata (id, findings_schema_version, parser_stamp, built_at) VALUES (1, ?, ?, ?)")
             .bind(SCHEMA_VERSION)
             .bind(PARSER_STAMP)
             .bind(crate::store::time::now_micros())
-            .execute(&mut *tx)
+            .execute(&mut *conn)
             .await?;
-        tx.commit().await?;
-        // Fold the WAL into the file before it is renamed into place.
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut conn).await?;
-        conn.close().await
-    }
-    .await;
-    if let Err(e) = result {
-        building.abandon();
-        return Err(store_error(e));
-    }
-    building.publish().map_err(store_error)
+        Ok(())
+    })
+    .await
+    .map_err(store_error)
 }
 
 /// The filters of one read (already validated).

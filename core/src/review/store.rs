@@ -11,10 +11,10 @@ use super::listing::{fingerprints, read_all, review_root, Entry};
 use crate::knowledge::text::{cut, EXCERPT_CHARS};
 use crate::store::bulk::{insert, Val};
 use crate::store::lock::{acquire, WRITE_LOCK_WAIT};
-use crate::store::schema::{open_ro, options};
-use crate::store::swap::{Building, STATE_DIR};
+use crate::store::schema::open_ro;
+use crate::store::swap::{rebuild, STATE_DIR};
 use crate::CoreError;
-use sqlx::{ConnectOptions, Connection, Row};
+use sqlx::{Row, SqliteConnection};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use theurian_protocol::mcp::{
@@ -206,11 +206,8 @@ pub fn build(root: &Path, withheld: &BTreeSet<String>) -> Result<BuildReport, Co
 }
 
 async fn write(state_dir: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
-    let building = Building::start(state_dir, STORE_FILE).map_err(store_error)?;
-    let result = async {
-        let mut conn = options(building.path()).create_if_missing(true).connect().await?;
-        let mut tx = conn.begin().await?;
-        sqlx::raw_sql(DDL).execute(&mut *tx).await?;
+    rebuild(state_dir, STORE_FILE, async |conn: &mut SqliteConnection| {
+        sqlx::raw_sql(DDL).execute(&mut *conn).await?;
         let records: Vec<Vec<Val>> = load
             .iter()
             .map(|p| {
@@ -222,13 +219,13 @@ async fn write(state_dir: &Path, load: &[Projected]) -> Result<PathBuf, CoreErro
                 ]
             })
             .collect();
-        insert(&mut tx, "review_records", &["relative_path", "record_key", "kind", "provider", "repository", "pull_request", "thread_state",
+        insert(conn, "review_records", &["relative_path", "record_key", "kind", "provider", "repository", "pull_request", "thread_state",
             "file_path", "source_uri", "author_external_id", "author_display_name", "last_seen_run_id", "last_seen_at"], &records).await?;
         let participants: Vec<Vec<Val>> = load
             .iter()
             .flat_map(|p| p.participants.iter().enumerate().map(|(i, id)| vec![p.rel.as_str().into(), (i as i64).into(), id.as_str().into()]))
             .collect();
-        insert(&mut tx, "review_participants", &["relative_path", "position", "external_id"], &participants).await?;
+        insert(conn, "review_participants", &["relative_path", "position", "external_id"], &participants).await?;
         let texts: Vec<Vec<Val>> = load
             .iter()
             .flat_map(|p| {
@@ -237,23 +234,17 @@ async fn write(state_dir: &Path, load: &[Projected]) -> Result<PathBuf, CoreErro
                 })
             })
             .collect();
-        insert(&mut tx, "review_texts", &["relative_path", "position", "channel", "content"], &texts).await?;
+        insert(conn, "review_texts", &["relative_path", "position", "channel", "content"], &texts).await?;
         sqlx::query("INSERT INTO review_search_metadata (id, review_search_schema_version, evidence_format_version, built_at) VALUES (1, ?, ?, ?)")
             .bind(SCHEMA_VERSION)
             .bind(format_version())
             .bind(crate::store::time::now_micros())
-            .execute(&mut *tx)
+            .execute(&mut *conn)
             .await?;
-        tx.commit().await?;
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut conn).await?;
-        conn.close().await
-    }
-    .await;
-    if let Err(e) = result {
-        building.abandon();
-        return Err(store_error(e));
-    }
-    building.publish().map_err(store_error)
+        Ok(())
+    })
+    .await
+    .map_err(store_error)
 }
 
 /// The filters of one read (already validated).

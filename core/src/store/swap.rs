@@ -3,7 +3,9 @@
 //! Also where a served store's path is checked: it must resolve inside `.theurian/state/`.
 
 use super::pipeline::remove_database;
+use super::schema::options;
 use crate::paths::{resolve_inside, PathFault};
+use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use std::path::{Path, PathBuf};
 
 /// The state directory, relative to the project root.
@@ -50,6 +52,35 @@ impl Building {
         })?;
         Ok(self.live)
     }
+}
+
+/// Rebuilds `file` under `state_dir` from empty: `fill` writes the schema and every row inside
+/// one transaction on the building file, whose WAL is then folded in before it is renamed over
+/// the live file. On any failure the building file is removed and the live one is untouched.
+pub async fn rebuild<F>(state_dir: &Path, file: &str, fill: F) -> Result<PathBuf, String>
+where
+    F: AsyncFnOnce(&mut SqliteConnection) -> Result<(), sqlx::Error>,
+{
+    let building = Building::start(state_dir, file).map_err(|e| e.to_string())?;
+    let result = async {
+        let mut conn = options(building.path())
+            .create_if_missing(true)
+            .connect()
+            .await?;
+        let mut tx = conn.begin().await?;
+        fill(&mut tx).await?;
+        tx.commit().await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut conn)
+            .await?;
+        conn.close().await
+    }
+    .await;
+    if let Err(e) = result {
+        building.abandon();
+        return Err(e.to_string());
+    }
+    building.publish().map_err(|e| e.to_string())
 }
 
 /// Why a served store's path cannot be used.

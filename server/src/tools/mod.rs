@@ -4,7 +4,6 @@
 //! which input keys it reads; `None` keeps a tool this build does not serve yet out of
 //! `tools/list` (and `system.capabilities` reports it as absent).
 
-mod filters;
 mod knowledge_get;
 mod knowledge_search;
 mod knowledge_status;
@@ -12,6 +11,7 @@ mod project;
 mod project_list;
 mod review_findings;
 mod review_search;
+mod review_shared;
 mod shape;
 mod system_capabilities;
 

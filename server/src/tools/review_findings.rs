@@ -2,23 +2,28 @@
 //! exactly (reviewer, severity, full commit sha, literal text), newest first. Every filter is
 //! checked before anything is read; a store that cannot be served is one constant refusal.
 
-use super::filters::escapes;
-use super::project::open;
+use super::review_shared::Store;
 use crate::state::AppState;
 use theurian_core::findings::store::{read, Filters, STORE_FILE, STORE_ID};
 use theurian_core::findings::trailer::{REVIEWERS, SEVERITIES};
-use theurian_core::store::provenance;
-use theurian_core::store::swap::{served_path, ServedPath};
 use theurian_protocol::mcp::{
-    MayContainInstructionsAlways, PullRequestNumber, RefusalMetaCode, ReviewFindingsInput,
-    ReviewFindingsResponse, ReviewFindingsResponseFindingsItem,
-    ReviewFindingsResponseFindingsItemCommitSha, ReviewFindingsResponseFindingsItemProvider,
-    UntrustedClassification,
+    MayContainInstructionsAlways, PullRequestNumber, ReviewFindingsInput, ReviewFindingsResponse,
+    ReviewFindingsResponseFindingsItem, ReviewFindingsResponseFindingsItemCommitSha,
+    ReviewFindingsResponseFindingsItemProvider, UntrustedClassification,
 };
 use theurian_protocol::Refusal;
 
 /// Most rows one call may ask for; outside 1..=100 is refused, never clamped.
 pub const MAX_LIMIT: i64 = 100;
+
+/// The store this tool serves.
+const STORE: Store = Store {
+    kind: "findings",
+    id: STORE_ID,
+    file: STORE_FILE,
+    rebuild: "theurian findings build",
+    unavailable: UNAVAILABLE,
+};
 
 const UNAVAILABLE: &str = "This project's review findings are not available: no findings store built by this installation is current. \
 Run `theurian findings build` in the project (after `git fetch origin main`), then retry.";
@@ -29,7 +34,7 @@ would match nothing. Nothing was searched. Omit them and filter by reviewer, sev
 const EMPTY: &str = "matches nothing rather than everything";
 
 fn check_text(name: &str, value: Option<&str>) -> Result<(), Refusal> {
-    super::filters::check_text(name, value, EMPTY)
+    super::review_shared::check_text(name, value, EMPTY)
 }
 
 fn check_vocabulary(
@@ -38,7 +43,7 @@ fn check_vocabulary(
     accepted: &[&str],
     hint: &str,
 ) -> Result<(), Refusal> {
-    super::filters::check_vocabulary(name, value, accepted, hint, "to not filter on it")
+    super::review_shared::check_vocabulary(name, value, accepted, hint, "to not filter on it")
 }
 
 pub(crate) async fn answer(
@@ -102,21 +107,13 @@ pub(crate) async fn answer(
         return Err(Refusal::invalid_input(INERT));
     }
 
-    let opened = open(
-        state,
-        project_id.as_str(),
-        snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
-    let unavailable = || Refusal::new(RefusalMetaCode::StateUnavailable, UNAVAILABLE);
-    if !provenance::is_recorded(&state.data, &opened.resolved.root, "findings", STORE_ID) {
-        return Err(unavailable());
-    }
-    let path = match served_path(&opened.resolved.root, STORE_FILE) {
-        Ok(p) => p,
-        Err(ServedPath::Escapes) => return Err(escapes(STORE_FILE, "theurian findings build")),
-        Err(ServedPath::Unavailable) => return Err(unavailable()),
-    };
+    let path = STORE
+        .locate(
+            state,
+            project_id.as_str(),
+            snapshot_id.as_ref().map(|s| s.as_str()),
+        )
+        .await?;
     let _permit = state.findings_gate.enter().await?;
     let filters = Filters {
         reviewer,
@@ -125,7 +122,9 @@ pub(crate) async fn answer(
         q,
         limit: limit as usize,
     };
-    let (rows, truncated) = read(&path, &filters).await.map_err(|_| unavailable())?;
+    let (rows, truncated) = read(&path, &filters)
+        .await
+        .map_err(|_| STORE.unavailable())?;
     let mut findings = Vec::with_capacity(rows.len());
     for r in rows {
         findings.push(ReviewFindingsResponseFindingsItem {
@@ -133,21 +132,21 @@ pub(crate) async fn answer(
                 .commit_sha
                 .as_str()
                 .try_into()
-                .map_err(|_| unavailable())?,
-            position: u64::try_from(r.position).map_err(|_| unavailable())?,
-            reviewer: r.reviewer.parse().map_err(|_| unavailable())?,
-            severity: r.severity.parse().map_err(|_| unavailable())?,
+                .map_err(|_| STORE.unavailable())?,
+            position: u64::try_from(r.position).map_err(|_| STORE.unavailable())?,
+            reviewer: r.reviewer.parse().map_err(|_| STORE.unavailable())?,
+            severity: r.severity.parse().map_err(|_| STORE.unavailable())?,
             finding_text: r
                 .finding_text
                 .as_str()
                 .try_into()
-                .map_err(|_| unavailable())?,
+                .map_err(|_| STORE.unavailable())?,
             provider: ReviewFindingsResponseFindingsItemProvider::Git,
             source_uri: r
                 .commit_sha
                 .as_str()
                 .try_into()
-                .map_err(|_| unavailable())?,
+                .map_err(|_| STORE.unavailable())?,
             committed_at: r.committed_at,
             pull_request: PullRequestNumber(None),
             family: None,

@@ -4,14 +4,11 @@
 //! Every filter is checked before anything is read; a store that cannot be served is one
 //! constant refusal.
 
-use super::filters::{check_text, check_vocabulary, escapes};
-use super::project::open;
+use super::review_shared::{check_text, check_vocabulary, Store};
 use crate::state::AppState;
 use theurian_core::review::store::{read, Filters, STORE_FILE, STORE_ID};
-use theurian_core::store::provenance;
-use theurian_core::store::swap::{served_path, ServedPath};
 use theurian_protocol::mcp::{
-    RefusalMetaCode, ReviewSearchInput, ReviewSearchResponse, ReviewSearchResponseRecordsItem,
+    ReviewSearchInput, ReviewSearchResponse, ReviewSearchResponseRecordsItem,
     ReviewSearchResponseRecordsItemThreadState as ThreadState,
 };
 use theurian_protocol::Refusal;
@@ -23,6 +20,15 @@ pub const MAX_LIMIT: i64 = 50;
 /// excerpt is cut (280 + `...`) and whose other 17 keys each carry a value as long as the
 /// longest filter (400). The first record is always served whole.
 pub const MAX_RESPONSE_CHARS: usize = 354_150;
+
+/// The store this tool serves.
+const STORE: Store = Store {
+    kind: "review",
+    id: STORE_ID,
+    file: STORE_FILE,
+    rebuild: "theurian review build",
+    unavailable: UNAVAILABLE,
+};
 
 const UNAVAILABLE: &str = "This project's review evidence cannot be searched: no review search store built by this installation is current. \
 Run `theurian review build` in the project to project the evidence files under .theurian/review/ into it, then retry.";
@@ -110,21 +116,13 @@ pub(crate) async fn answer(
     check_text("filePath", file_path, EMPTY)?;
     check_text("q", q, EMPTY)?;
 
-    let opened = open(
-        state,
-        project_id.as_str(),
-        snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
-    let unavailable = || Refusal::new(RefusalMetaCode::StateUnavailable, UNAVAILABLE);
-    if !provenance::is_recorded(&state.data, &opened.resolved.root, "review", STORE_ID) {
-        return Err(unavailable());
-    }
-    let path = match served_path(&opened.resolved.root, STORE_FILE) {
-        Ok(p) => p,
-        Err(ServedPath::Escapes) => return Err(escapes(STORE_FILE, "theurian review build")),
-        Err(ServedPath::Unavailable) => return Err(unavailable()),
-    };
+    let path = STORE
+        .locate(
+            state,
+            project_id.as_str(),
+            snapshot_id.as_ref().map(|s| s.as_str()),
+        )
+        .await?;
     let _permit = state.review_gate.enter().await?;
     let filters = Filters {
         repository,
@@ -135,7 +133,9 @@ pub(crate) async fn answer(
         q,
         limit: limit as usize,
     };
-    let rows = read(&path, &filters).await.map_err(|_| unavailable())?;
+    let rows = read(&path, &filters)
+        .await
+        .map_err(|_| STORE.unavailable())?;
     let (records, truncated) = page(rows, limit as usize);
     Ok(ReviewSearchResponse {
         count: records.len() as u64,

@@ -1,0 +1,90 @@
+//! What the review tools share: the checks on their string filters beyond the schema's length
+//! bound (which the seat has already enforced) — text SQLite can compare, not empty, a member
+//! of a vocabulary when the filter has one — and finding the derived store they serve, which
+//! must be recorded as built here and resolve inside `.theurian/state/`.
+
+use super::project::open;
+use crate::state::AppState;
+use std::path::PathBuf;
+use theurian_core::store::provenance;
+use theurian_core::store::swap::{served_path, ServedPath};
+use theurian_protocol::mcp::RefusalMetaCode;
+use theurian_protocol::Refusal;
+
+/// One derived store a review tool serves.
+pub(crate) struct Store {
+    /// The provenance kind and id that vouch for it.
+    pub kind: &'static str,
+    pub id: &'static str,
+    /// Its file under `.theurian/state/`.
+    pub file: &'static str,
+    /// The command that rebuilds it.
+    pub rebuild: &'static str,
+    /// The one constant answer for a store that cannot be served.
+    pub unavailable: &'static str,
+}
+
+impl Store {
+    /// The refusal for any store that cannot be served, whatever the reason.
+    pub fn unavailable(&self) -> Refusal {
+        Refusal::new(RefusalMetaCode::StateUnavailable, self.unavailable)
+    }
+
+    /// Resolves the project, then the store's path: refused unless this installation built it
+    /// and it resolves inside the project's state directory.
+    pub async fn locate(
+        &self,
+        state: &AppState,
+        project_id: &str,
+        snapshot_id: Option<&str>,
+    ) -> Result<PathBuf, Refusal> {
+        let opened = open(state, project_id, snapshot_id).await?;
+        let root = &opened.resolved.root;
+        if !provenance::is_recorded(&state.data, root, self.kind, self.id) {
+            return Err(self.unavailable());
+        }
+        match served_path(root, self.file) {
+            Ok(p) => Ok(p),
+            Err(ServedPath::Escapes) => Err(Refusal::new(
+                RefusalMetaCode::StateUnavailable,
+                format!("The store {} resolves outside the project's .theurian/state/, so it was not read. Remove .theurian/state/{}, then run `{}`.", self.file, self.file, self.rebuild),
+            )),
+            Err(ServedPath::Unavailable) => Err(self.unavailable()),
+        }
+    }
+}
+
+/// Refuses a NUL (SQLite's matcher stops at one, silently shortening the filter) and the empty
+/// string (which would not mean what the caller meant; `why_empty` says what it would mean).
+pub(crate) fn check_text(name: &str, value: Option<&str>, why_empty: &str) -> Result<(), Refusal> {
+    let Some(v) = value else { return Ok(()) };
+    if v.contains('\0') {
+        return Err(Refusal::invalid_input(format!(
+            "`{name}` contains a NUL character (U+0000). No stored value holds one, and SQLite's comparison would stop at it and match a shorter filter than the one sent. Nothing was searched. Send the value without it."
+        )));
+    }
+    if v.is_empty() {
+        return Err(Refusal::invalid_input(format!(
+            "`{name}` is empty, which {why_empty}. Nothing was searched. Omit `{name}` to not filter on it."
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a vocabulary filter whose value is not one of `accepted`.
+pub(crate) fn check_vocabulary(
+    name: &str,
+    value: Option<&str>,
+    accepted: &[&str],
+    hint: &str,
+    omit: &str,
+) -> Result<(), Refusal> {
+    match value {
+        Some(v) if !accepted.contains(&v) => Err(Refusal::invalid_input(format!(
+            "`{name}` must be one of {}; got {}.{hint} Nothing was searched. Omit `{name}` {omit}.",
+            accepted.join(", "),
+            theurian_protocol::refusal_quote(v)
+        ))),
+        _ => Ok(()),
+    }
+}
