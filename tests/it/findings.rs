@@ -316,8 +316,8 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
 
     // Refusals: range before vocabulary, range before the inert-axis check, nothing read.
     for (args, code, needle) in [
-        (json!({"limit": 0}), "INVALID_INPUT", "between 1 and 100"),
-        (json!({"limit": 101}), "INVALID_INPUT", "between 1 and 100"),
+        (json!({"limit": 0}), "INVALID_INPUT", "1 to 100 findings"),
+        (json!({"limit": 101}), "INVALID_INPUT", "1 to 100 findings"),
         (
             json!({"reviewer": "nobody"}),
             "INVALID_INPUT",
@@ -332,7 +332,7 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
         (
             json!({"pullRequest": 0}),
             "INVALID_INPUT",
-            "positive number",
+            "number of 1 or more",
         ),
         (
             json!({"pullRequest": 5}),

@@ -207,16 +207,16 @@ async fn built_evidence_is_searched_with_exact_filters_in_the_store_order() {
     assert_eq!((count(&page), page["truncated"].as_bool()), (2, Some(true)));
 
     for (filter, needle) in [
-        (json!({"limit": 0}), "between 1 and 50"),
-        (json!({"limit": 51}), "between 1 and 50"),
-        (json!({"pullRequest": 0}), "positive number"),
-        (json!({"pullRequest": -5}), "positive number"),
+        (json!({"limit": 0}), "1 to 50 records"),
+        (json!({"limit": 51}), "1 to 50 records"),
+        (json!({"pullRequest": 0}), "from 1 to"),
+        (json!({"pullRequest": -5}), "from 1 to"),
         (
             json!({"threadState": "RESOLVED"}),
             "open, resolved, outdated, dismissed",
         ),
-        (json!({"author": ""}), "is empty"),
-        (json!({"repository": ""}), "is empty"),
+        (json!({"author": ""}), "is an empty string"),
+        (json!({"repository": ""}), "is an empty string"),
         (json!({"q": "a\u{0}b"}), "NUL"),
         (json!({"filePath": "x\u{0}"}), "NUL"),
     ] {

@@ -31,7 +31,7 @@ const INERT: &str = "`pullRequest`, `family` and `specialist` are published fiel
 would match nothing. Nothing was searched. Omit them and filter by reviewer, severity, commitSha or q.";
 
 /// What an empty findings filter would mean instead of what the caller meant.
-const EMPTY: &str = "matches nothing rather than everything";
+const EMPTY: &str = "would match no finding at all, not every finding";
 
 fn check_text(name: &str, value: Option<&str>) -> Result<(), Refusal> {
     super::review_shared::check_text(name, value, EMPTY)
@@ -67,7 +67,7 @@ pub(crate) async fn answer(
     // Filters first, in the reference's order; nothing is read until they all pass.
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(Refusal::invalid_input(format!(
-            "`limit` must be between 1 and {MAX_LIMIT}; got {limit}. Nothing was searched. This is a refusal rather than a silent clamp: a truncated answer to a filtered question reads as the whole answer, so narrow with a filter instead of asking for a larger page.",
+            "`limit` takes 1 to {MAX_LIMIT} findings per call; got {limit}. Nothing was searched. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
         )));
     }
     let (reviewer, severity, family, specialist, commit_sha, q) = (
@@ -99,7 +99,7 @@ pub(crate) async fn answer(
     }
     if let Some(n) = pull_request.filter(|n| *n < 1) {
         return Err(Refusal::invalid_input(format!(
-            "`pullRequest` must be a positive number; got {n}. Nothing was searched. Omit `pullRequest` to search findings from every PR."
+            "`pullRequest` takes a pull request number of 1 or more; got {n}. Nothing was searched. Leave it out to search findings from every pull request."
         )));
     }
     check_text("q", q)?;

@@ -87,7 +87,7 @@ pub(crate) async fn answer(
     // Filters first, in the reference's order; no refusal here repeats a number sent.
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(Refusal::invalid_input(format!(
-            "`limit` must be between 1 and {MAX_LIMIT}. Nothing was searched. This is a refusal rather than a silent clamp: a truncated answer to a filtered question reads as the whole answer, so narrow with a filter instead of asking for a larger page.",
+            "`limit` takes 1 to {MAX_LIMIT} records per call. Nothing was searched. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
         )));
     }
     let (repository, thread_state, author, file_path, q) = (
@@ -100,7 +100,7 @@ pub(crate) async fn answer(
     check_text("repository", repository, EMPTY)?;
     if pull_request.is_some_and(|n| n < 1) {
         return Err(Refusal::invalid_input(format!(
-            "`pullRequest` must be a positive number no larger than {}. Nothing was searched. Omit `pullRequest` to search every pull request's records.",
+            "`pullRequest` takes a pull request number from 1 to {}. Nothing was searched. Leave it out to search the records of every pull request.",
             i64::MAX
         )));
     }
@@ -109,8 +109,8 @@ pub(crate) async fn answer(
         "threadState",
         thread_state,
         ThreadState::VALUES,
-        " The states are lower-case, as the store writes them.",
-        "to search every thread, and every record that is not a thread",
+        " They are lower-case, as stored.",
+        "to search every thread as well as the records that are not threads",
     )?;
     check_text("author", author, EMPTY)?;
     check_text("filePath", file_path, EMPTY)?;

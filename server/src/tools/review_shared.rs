@@ -60,12 +60,12 @@ pub(crate) fn check_text(name: &str, value: Option<&str>, why_empty: &str) -> Re
     let Some(v) = value else { return Ok(()) };
     if v.contains('\0') {
         return Err(Refusal::invalid_input(format!(
-            "`{name}` contains a NUL character (U+0000). No stored value holds one, and SQLite's comparison would stop at it and match a shorter filter than the one sent. Nothing was searched. Send the value without it."
+            "`{name}` holds a U+0000 (NUL) character. Nothing stored can hold one, and SQLite would stop comparing at it, quietly answering a shorter filter than the one sent. Nothing was searched. Remove the NUL and call again."
         )));
     }
     if v.is_empty() {
         return Err(Refusal::invalid_input(format!(
-            "`{name}` is empty, which {why_empty}. Nothing was searched. Omit `{name}` to not filter on it."
+            "`{name}` is an empty string, which {why_empty}. Nothing was searched. Leave `{name}` out to not filter on it."
         )));
     }
     Ok(())
@@ -81,7 +81,7 @@ pub(crate) fn check_vocabulary(
 ) -> Result<(), Refusal> {
     match value {
         Some(v) if !accepted.contains(&v) => Err(Refusal::invalid_input(format!(
-            "`{name}` must be one of {}; got {}.{hint} Nothing was searched. Omit `{name}` {omit}.",
+            "`{name}` accepts {}; got {}.{hint} Nothing was searched. Leave `{name}` out {omit}.",
             accepted.join(", "),
             theurian_protocol::refusal_quote(v)
         ))),
