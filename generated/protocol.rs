@@ -12598,11 +12598,11 @@ pub mod evidence {
     pub struct LastSeenRun {
         #[serde(rename = "observedAt")]
         pub observed_at: Timestamp,
-        ///The run's id (a ULID when ingest wrote it).
+        ///The run's id (a ULID when ingest wrote it). Never empty: review.search serves it, and its response requires a value.
         #[serde(rename = "runId")]
         pub run_id: LastSeenRunRunId,
     }
-    ///The run's id (a ULID when ingest wrote it).
+    ///The run's id (a ULID when ingest wrote it). Never empty: review.search serves it, and its response requires a value.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct LastSeenRunRunId(::std::string::String);
@@ -12688,7 +12688,7 @@ pub mod evidence {
         #[serde(rename = "externalId")]
         pub external_id: ParticipantExternalId,
         ///The host the id belongs to.
-        pub provider: ParticipantProvider,
+        pub provider: ::std::string::String,
     }
     ///The host's id: a node id, or a login where the host gave none.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -12733,60 +12733,6 @@ pub mod evidence {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ParticipantExternalId {
-        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-        where
-            D: ::serde::Deserializer<'de>,
-        {
-            ::std::string::String::deserialize(deserializer)?
-                .parse()
-                .map_err(|e: self::error::ConversionError| {
-                    <D::Error as ::serde::de::Error>::custom(e.to_string())
-                })
-        }
-    }
-    ///The host the id belongs to.
-    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-    #[serde(transparent)]
-    pub struct ParticipantProvider(::std::string::String);
-    impl ::std::ops::Deref for ParticipantProvider {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<ParticipantProvider> for ::std::string::String {
-        fn from(value: ParticipantProvider) -> Self {
-            value.0
-        }
-    }
-    impl ::std::str::FromStr for ParticipantProvider {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() < 1usize {
-                return Err("shorter than 1 characters".into());
-            }
-            Ok(Self(value.to_string()))
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ParticipantProvider {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ParticipantProvider {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for ParticipantProvider {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,

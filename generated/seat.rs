@@ -90,6 +90,53 @@ impl Seat {
         }
     }
 
+    /// Rewrites schema-valid whole numbers for decoding: JSON Schema counts `5.0` as an integer,
+    /// and a number past the 64-bit range fits the schema but no Rust integer, so the first
+    /// becomes `5` and the second is refused with its key path (never its value).
+    pub fn whole_numbers(&self, tool: ToolId, arguments: Value) -> Result<Value, Refusal> {
+        fn walk(v: Value, at: &mut Vec<String>, name: &str) -> Result<Value, Refusal> {
+            match v {
+                Value::Number(n) if n.is_i64() => Ok(Value::Number(n)),
+                Value::Number(n) => {
+                    let whole = n
+                        .as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 9.223_372_036_854_775e18);
+                    match whole {
+                        Some(f) => Ok(Value::from(f as i64)),
+                        None if n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+                            Err(Refusal::invalid_input(format!(
+                                "{name}: at {}, a whole number must lie between -9223372036854775808 and 9223372036854775807; nothing ran. Send a smaller number.",
+                                location(at)
+                            )))
+                        }
+                        None => Ok(Value::Number(n)),
+                    }
+                }
+                Value::Array(items) => {
+                    let mut out = Vec::with_capacity(items.len());
+                    for (i, x) in items.into_iter().enumerate() {
+                        at.push(i.to_string());
+                        out.push(walk(x, at, name)?);
+                        at.pop();
+                    }
+                    Ok(Value::Array(out))
+                }
+                Value::Object(map) => {
+                    let mut out = serde_json::Map::with_capacity(map.len());
+                    for (k, x) in map {
+                        at.push(k.clone());
+                        let x = walk(x, at, name)?;
+                        at.pop();
+                        out.insert(k, x);
+                    }
+                    Ok(Value::Object(out))
+                }
+                other => Ok(other),
+            }
+        }
+        walk(arguments, &mut Vec::new(), tool.spec().name)
+    }
+
     /// Checks a response against `tool`'s response schema; the error names the first failure.
     pub fn check_response(&self, tool: ToolId, response: &Value) -> Result<(), String> {
         let validator = self

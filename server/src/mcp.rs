@@ -74,6 +74,7 @@ impl TheurianMcp {
         let outcome = async {
             let id = seat.tool(name)?;
             seat.check_input(id, &arguments)?;
+            let arguments = seat.whole_numbers(id, arguments)?;
             dispatch(self.handlers.as_ref(), id, arguments).await
         }
         .await;

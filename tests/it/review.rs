@@ -278,11 +278,16 @@ async fn the_page_budget_stops_at_a_record_boundary_and_serves_one_record_whole(
         doc["record"]["title"] = json!(format!("budget {n}"));
         plant(&review, &doc, Kind::PullRequest, &n.to_string());
     }
+    // One record larger than the whole budget on its own is still served, whole.
+    let mut huge = fixture_pr(20);
+    huge["record"]["author"]["displayName"] = json!("h".repeat(400_000));
+    huge["record"]["title"] = json!("huge record");
+    plant(&review, &huge, Kind::PullRequest, "20");
     // A long title is cut at 280 characters plus `...`.
     let mut long = fixture_pr(10);
     long["record"]["title"] = json!(format!("{}tail", "é".repeat(300)));
     plant(&review, &long, Kind::PullRequest, "10");
-    assert_eq!(repo.ok(&["--json", "review", "build"])["records"], 4);
+    assert_eq!(repo.ok(&["--json", "review", "build"])["records"], 5);
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
         DataDir::at(repo.data.path()),
@@ -526,4 +531,32 @@ async fn a_lone_surrogate_in_a_filter_is_refused_before_any_tool_runs() {
         9
     );
     daemon.shutdown().await;
+}
+
+/// A `.theurian/state` that is a symlink out of the project is never built through: the
+/// review and findings builds refuse, and nothing appears where the link points.
+#[test]
+fn stores_are_never_built_through_a_state_directory_that_leaves_the_project() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    copy_dir(
+        &fixtures("evidence-from-ingest"),
+        &repo.dir.path().join(".theurian/review").join(REPO_DIR),
+    );
+    let outside = tempfile::tempdir().expect("tempdir");
+    let state = repo.dir.path().join(".theurian/state");
+    let _ = std::fs::remove_dir_all(&state);
+    std::os::unix::fs::symlink(outside.path(), &state).expect("symlink");
+    let text = repo.refused(&["--json", "review", "build"], 1);
+    assert!(text.contains("resolves outside the project"), "{text}");
+    crate::migrate_apply::git(
+        repo.dir.path(),
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+    let text = repo.refused(&["--json", "findings", "build"], 1);
+    assert!(text.contains("resolves outside the project"), "{text}");
+    assert_eq!(
+        std::fs::read_dir(outside.path()).expect("read").count(),
+        0,
+        "nothing written outside"
+    );
 }

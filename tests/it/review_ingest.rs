@@ -375,3 +375,48 @@ fn redaction_and_the_secret_scan_run_before_anything_lands() {
         (Some(true), Some(3))
     );
 }
+
+/// What the project says mid-run still governs it: an allowlist entry removed while the run is
+/// under way skips every pull request not yet read, and a config file that turns unreadable
+/// halts the run with nothing written.
+#[test]
+fn the_allowlist_and_config_are_checked_again_before_every_request() {
+    let stub = shared().join("reference/review-fixtures/gh-graphql-responses/stub-gh.py");
+    let wrapper = |after_listing: &str| {
+        format!(
+            "#!/bin/sh\npython3 {} \"$@\"\nstatus=$?\ncase \"$*\" in *pullRequests\\(*) {after_listing} ;; esac\nexit $status\n",
+            stub.display()
+        )
+    };
+    let s = Setup::new(ALLOW);
+    s.gh_script(&wrapper(
+        "printf 'providers:\\n  review:\\n    repositories: []\\n' > .theurian/config.yaml",
+    ));
+    let report = s.report(&["acme/order-service"], 1);
+    let skipped: Vec<&str> = report["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
+    assert!(
+        skipped
+            .iter()
+            .all(|l| l.contains("repository-not-allowlisted")),
+        "{skipped:?}"
+    );
+    assert_eq!(report["landed"]["total"], 0);
+    assert!(report["skippedRemedies"]["repository-not-allowlisted"].is_string());
+
+    let s = Setup::new(ALLOW);
+    s.gh_script(&wrapper(
+        "printf 'providers: [not, a, mapping]\\n' > .theurian/config.yaml",
+    ));
+    let text = s.refused(&["acme/order-service"]);
+    assert!(
+        text.contains("providers") && text.contains("mapping"),
+        "{text}"
+    );
+    assert!(s.landed().is_empty(), "a halted run writes nothing");
+}

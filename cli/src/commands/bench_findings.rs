@@ -100,14 +100,13 @@ pub fn run(commits: usize, runs: usize) -> Result<Value, CoreError> {
     make_repository(&root, commits.max(1))?;
     let generate_seconds = made.elapsed().as_secs_f64();
     let runtime = pipeline::runtime()?;
-    let state_dir = root.join(".theurian/state");
     let mut best: Option<(f64, f64)> = None;
     let (mut findings, mut rejected) = (0, 0);
     for _ in 0..runs.max(1) {
         let started = Instant::now();
         let load = history::load(&root)?;
         let walked = started.elapsed().as_secs_f64();
-        runtime.block_on(store::replace_all(&state_dir, &load))?;
+        runtime.block_on(store::replace_all(&root, &load))?;
         let total = started.elapsed().as_secs_f64();
         (findings, rejected) = (load.findings.len(), load.rejections.len());
         if best.is_none_or(|(_, t)| total < t) {

@@ -30,8 +30,7 @@ pub fn run(data: &DataDir, cmd: FindingsCommand) -> Result<Value, CoreError> {
             // The history read runs outside the writer lock; only the swap holds it.
             let load = history::load(&root)?;
             let lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
-            let path =
-                pipeline::runtime()?.block_on(replace_all(&root.join(".theurian/state"), &load))?;
+            let path = pipeline::runtime()?.block_on(replace_all(&root, &load))?;
             drop(lock);
             provenance::record(data, &root, "findings", STORE_ID).map_err(|e| {
                 CoreError::failure(

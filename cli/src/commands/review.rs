@@ -36,9 +36,8 @@ pub fn run(data: &DataDir, cmd: ReviewCommand, json: bool) -> Result<Value, Core
 fn ingest_and_build(data: &DataDir, json: bool, opts: Options) -> Result<Value, CoreError> {
     let root = theurian_root()?;
     let Outcome { mut report, clean } = ingest(data, &root, &opts)?;
-    match build_store(data, &root) {
-        Ok(store) => {
-            let mut store = store;
+    match rebuild(&root) {
+        Ok(mut store) => {
             if let Some(m) = store.as_object_mut() {
                 m.remove("built");
             }
@@ -54,6 +53,10 @@ fn ingest_and_build(data: &DataDir, json: bool, opts: Options) -> Result<Value, 
                 e.remedy,
             ));
         }
+    }
+    if let Err(e) = record(data, &root) {
+        crate::output::success(&report, json);
+        return Err(e);
     }
     if clean {
         return Ok(report);
@@ -73,17 +76,26 @@ fn ingest_and_build(data: &DataDir, json: bool, opts: Options) -> Result<Value, 
 /// Rebuilds the search store and records it; shared with `review ingest`, which rebuilds after
 /// landing.
 pub fn build_store(data: &DataDir, root: &Path) -> Result<Value, CoreError> {
+    let store = rebuild(root)?;
+    record(data, root)?;
+    Ok(store)
+}
+
+fn rebuild(root: &Path) -> Result<Value, CoreError> {
     let report = build(root, &BTreeSet::new())?;
-    provenance::record(data, root, "review", STORE_ID).map_err(|e| {
-        CoreError::failure(
-            format!("The review search store was rebuilt, but this installation could not record that it built it ({}), so `review.search` will refuse to serve it.", e.message),
-            e.remedy,
-        )
-    })?;
     Ok(json!({
         "records": report.records,
         "withheld": report.withheld,
         "storePath": report.store_path.to_string_lossy(),
         "built": true,
     }))
+}
+
+fn record(data: &DataDir, root: &Path) -> Result<(), CoreError> {
+    provenance::record(data, root, "review", STORE_ID).map_err(|e| {
+        CoreError::failure(
+            format!("The review search store was rebuilt, but this installation could not record that it built it ({}), so `review.search` will refuse to serve it.", e.message),
+            e.remedy,
+        )
+    })
 }

@@ -35,9 +35,9 @@ fn store_error(e: impl std::fmt::Display) -> CoreError {
     )
 }
 
-/// Replaces the store under `state_dir` with `load`.
-pub async fn replace_all(state_dir: &Path, load: &Load) -> Result<PathBuf, CoreError> {
-    rebuild(state_dir, STORE_FILE, async |conn: &mut SqliteConnection| {
+/// Replaces the store of the project at `root` with `load`.
+pub async fn replace_all(root: &Path, load: &Load) -> Result<PathBuf, CoreError> {
+    rebuild(root, STORE_FILE, async |conn: &mut SqliteConnection| {
         sqlx::raw_sql(DDL).execute(&mut *conn).await?;
         let findings: Vec<Vec<Val>> = load
             .findings

@@ -146,9 +146,15 @@ fn event_number(event_key: &str) -> Result<Option<i64>, String> {
             digits.len()
         ));
     }
-    digits.parse::<i64>().map(Some).map_err(|_| {
-        "record.eventKey ends in a pull request number past 9223372036854775807".to_owned()
-    })
+    match digits.parse::<i64>() {
+        Ok(0) => {
+            Err("record.eventKey ends in pull request number 0; numbers start at 1".to_owned())
+        }
+        Ok(n) => Ok(Some(n)),
+        Err(_) => {
+            Err("record.eventKey ends in a pull request number past 9223372036854775807".to_owned())
+        }
+    }
 }
 
 /// Parses and checks the file at `rel` (relative to the review root) from its bytes.
@@ -274,9 +280,62 @@ fn anchor(a: &SourceAnchor, provider: &str) -> Result<(), String> {
 }
 
 fn timestamp(at: &str, text: &str) -> Result<(), String> {
-    crate::store::time::parse(text).map(|_| ()).ok_or_else(|| {
+    instant(text).map(|_| ()).ok_or_else(|| {
         format!("{at} is not a timestamp with a UTC offset (e.g. 2026-08-01T12:00:00+00:00)")
     })
+}
+
+static ISO: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(concat!(
+        r"^(\d{4})-?(\d{2})-?(\d{2})",
+        r"(?:.(\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d{1,9}))?)?)?)?",
+        r"(Z|z|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:\.\d{1,6})?)?)?)?$",
+    ))
+    .expect("constant regex")
+});
+
+/// An instant as evidence may spell it: what Python's `datetime.fromisoformat` reads (extended
+/// or basic dates and times, any one-character separator, hour-only times, `.`/`,` fractions,
+/// offsets `Z`, `±HH`, `±HHMM`, `±HH:MM[:SS[.f]]`), provided an offset is there.
+pub fn instant(text: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    use chrono::{NaiveDate, NaiveTime, TimeZone};
+    let c = ISO.captures(text)?;
+    let num = |i: usize| c.get(i).map_or(Some(0), |m| m.as_str().parse::<u32>().ok());
+    let date = NaiveDate::from_ymd_opt(c[1].parse().ok()?, num(2)?, num(3)?)?;
+    let nanos = match c.get(7) {
+        Some(f) => {
+            let digits: String = f
+                .as_str()
+                .chars()
+                .chain(std::iter::repeat('0'))
+                .take(9)
+                .collect();
+            digits.parse::<u32>().ok()?
+        }
+        None => 0,
+    };
+    let time = NaiveTime::from_hms_nano_opt(num(4)?, num(5)?, num(6)?, nanos)?;
+    let offset = c.get(8)?.as_str();
+    let seconds = if offset.eq_ignore_ascii_case("z") {
+        0
+    } else {
+        let sign = if offset.starts_with('-') { -1 } else { 1 };
+        let digits: String = offset[1..]
+            .chars()
+            .filter(|ch| ch.is_ascii_digit() || *ch == '.')
+            .collect();
+        let whole = digits.split('.').next().unwrap_or_default();
+        let part =
+            |r: std::ops::Range<usize>| whole.get(r).map_or(Some(0), |d| d.parse::<i32>().ok());
+        let (h, m, sec) = (part(0..2)?, part(2..4)?, part(4..6)?);
+        if m > 59 || sec > 59 {
+            return None;
+        }
+        sign * (h * 3600 + m * 60 + sec)
+    };
+    chrono::FixedOffset::east_opt(seconds)?
+        .from_local_datetime(&date.and_time(time))
+        .single()
 }
 
 /// The key path of the first string (key or value) holding a NUL.
@@ -432,12 +491,53 @@ mod tests {
         assert_eq!(event_number("github:a/b"), Ok(None));
         assert_eq!(event_number("github:a/b#"), Ok(None));
         assert_eq!(event_number("github:a/b#4x"), Ok(None));
+        assert!(event_number("github:a/b#0").is_err() && event_number("github:a/b#000").is_err());
         assert!(event_number("github:a/b#99999999999999999999").is_err());
         assert!(event_number("github:a/b#9999999999999999999").is_err());
         assert_eq!(
             event_number("github:a/b#9223372036854775807"),
             Ok(Some(i64::MAX))
         );
+    }
+
+    #[test]
+    fn instants_read_what_python_isoformat_reads_and_need_an_offset() {
+        let utc = |t: &str| instant(t).map(|d| d.to_rfc3339());
+        assert_eq!(
+            utc("2026-08-01T14:00:00+09:00").as_deref(),
+            Some("2026-08-01T14:00:00+09:00")
+        );
+        assert_eq!(
+            utc("2026-08-01T14:00:00Z").as_deref(),
+            Some("2026-08-01T14:00:00+00:00")
+        );
+        assert_eq!(
+            utc("2026-08-01 14:00+0900").as_deref(),
+            Some("2026-08-01T14:00:00+09:00")
+        );
+        assert_eq!(
+            utc("2026-08-01T14+00:00").as_deref(),
+            Some("2026-08-01T14:00:00+00:00")
+        );
+        assert_eq!(
+            utc("20260801T140000,5-05").as_deref(),
+            Some("2026-08-01T14:00:00.500-05:00")
+        );
+        assert_eq!(
+            utc("2026-12-02T10:44:55.069221+00:00").as_deref(),
+            Some("2026-12-02T10:44:55.069221+00:00")
+        );
+        for bad in [
+            "2026-08-01T14:00:00",
+            "2026-08-01",
+            "2026-13-01T00:00Z",
+            "2026-08-01T25:00Z",
+            "2026-08-01T14:00+24:00",
+            "yesterday",
+            "",
+        ] {
+            assert!(instant(bad).is_none(), "{bad}");
+        }
     }
 
     #[test]

@@ -50,10 +50,9 @@ fn read_dir_sorted(dir: &Path) -> Vec<(String, PathBuf)> {
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_str()?.to_owned();
-            Some((name, e.path()))
-        })
+        // A name that is not UTF-8 is kept (lossily) so the build refuses it by name instead
+        // of leaving it out unseen.
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
         .collect();
     out.sort();
     out

@@ -12,7 +12,7 @@ use crate::knowledge::text::{cut, EXCERPT_CHARS};
 use crate::store::bulk::{insert, Val};
 use crate::store::lock::{acquire, WRITE_LOCK_WAIT};
 use crate::store::schema::open_ro;
-use crate::store::swap::{rebuild, STATE_DIR};
+use crate::store::swap::rebuild;
 use crate::CoreError;
 use sqlx::{Row, SqliteConnection};
 use std::collections::BTreeSet;
@@ -76,7 +76,7 @@ pub struct Projected {
 /// Projects one checked document.
 pub fn project(rel: &str, doc: &Document) -> Result<Projected, CoreError> {
     let head = &doc.head;
-    let observed = crate::store::time::parse(head.last_seen_run.observed_at.as_str())
+    let observed = super::evidence::instant(head.last_seen_run.observed_at.as_str())
         .map(|t| {
             t.with_timezone(&chrono::Utc)
                 .to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
@@ -197,7 +197,7 @@ pub fn build(root: &Path, withheld: &BTreeSet<String>) -> Result<BuildReport, Co
         };
         return Err(CoreError::failure(message, RACE_CURE));
     }
-    let path = crate::store::pipeline::runtime()?.block_on(write(&root.join(STATE_DIR), &load))?;
+    let path = crate::store::pipeline::runtime()?.block_on(write(root, &load))?;
     Ok(BuildReport {
         records: load.len(),
         withheld: withheld_count,
@@ -205,8 +205,8 @@ pub fn build(root: &Path, withheld: &BTreeSet<String>) -> Result<BuildReport, Co
     })
 }
 
-async fn write(state_dir: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
-    rebuild(state_dir, STORE_FILE, async |conn: &mut SqliteConnection| {
+async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
+    rebuild(root, STORE_FILE, async |conn: &mut SqliteConnection| {
         sqlx::raw_sql(DDL).execute(&mut *conn).await?;
         let records: Vec<Vec<Val>> = load
             .iter()

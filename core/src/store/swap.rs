@@ -54,14 +54,40 @@ impl Building {
     }
 }
 
-/// Rebuilds `file` under `state_dir` from empty: `fill` writes the schema and every row inside
+/// The project's state directory, created when missing, as a real path: refused when it (or
+/// `.theurian/` on the way) is a symlink leading out of the project, so a build never creates,
+/// deletes or renames files somewhere a clone pointed it.
+pub fn state_dir(root: &Path) -> Result<PathBuf, String> {
+    let escapes = || {
+        format!("{}/{STATE_DIR} resolves outside the project; remove that link so a build can write inside the project", root.display())
+    };
+    let theurian = match resolve_inside(root, Path::new(".theurian")) {
+        Ok(p) => p,
+        Err(PathFault::Escapes) => return Err(escapes()),
+        Err(e) => return Err(format!("{}/.theurian {e}", root.display())),
+    };
+    let state = theurian.join("state");
+    if std::fs::symlink_metadata(&state).is_err() {
+        std::fs::create_dir(&state)
+            .map_err(|e| format!("{} could not be created ({e})", state.display()))?;
+    }
+    match resolve_inside(root, Path::new(STATE_DIR)) {
+        Ok(p) if p.is_dir() => Ok(p),
+        Ok(p) => Err(format!("{} is not a directory", p.display())),
+        Err(PathFault::Escapes) => Err(escapes()),
+        Err(e) => Err(format!("{}/{STATE_DIR} {e}", root.display())),
+    }
+}
+
+/// Rebuilds `file` in the project's state directory (see [`state_dir`]) from empty: `fill` writes the schema and every row inside
 /// one transaction on the building file, whose WAL is then folded in before it is renamed over
 /// the live file. On any failure the building file is removed and the live one is untouched.
-pub async fn rebuild<F>(state_dir: &Path, file: &str, fill: F) -> Result<PathBuf, String>
+pub async fn rebuild<F>(root: &Path, file: &str, fill: F) -> Result<PathBuf, String>
 where
     F: AsyncFnOnce(&mut SqliteConnection) -> Result<(), sqlx::Error>,
 {
-    let building = Building::start(state_dir, file).map_err(|e| e.to_string())?;
+    let dir = state_dir(root)?;
+    let building = Building::start(&dir, file).map_err(|e| e.to_string())?;
     let result = async {
         let mut conn = options(building.path())
             .create_if_missing(true)

@@ -62,6 +62,9 @@ pub struct IngestRefusal {
     pub grade: Grade,
     pub summary: String,
     pub detail: Option<String>,
+    /// Set when what stopped the request was not the provider but the project (its config
+    /// turned unreadable mid-run): the whole run halts with this message and remedy.
+    pub halt: Option<(String, String)>,
 }
 
 fn bound(text: &str, max: usize, marker: &str) -> String {
@@ -92,6 +95,17 @@ impl IngestRefusal {
             grade,
             summary: bound(summary.as_ref(), MAX_SUMMARY_CHARS, "... (cut)"),
             detail: None,
+            halt: None,
+        }
+    }
+
+    /// A project fault met mid-run, which halts the run rather than skipping a pull request.
+    pub fn halting(e: CoreError) -> Self {
+        IngestRefusal {
+            grade: Grade::ToolFailed,
+            summary: String::new(),
+            detail: None,
+            halt: Some((e.message, e.remedy)),
         }
     }
 
@@ -107,6 +121,9 @@ impl IngestRefusal {
 
 impl From<IngestRefusal> for CoreError {
     fn from(r: IngestRefusal) -> Self {
+        if let Some((message, remedy)) = r.halt {
+            return CoreError::failure(message, remedy);
+        }
         let mut message = format!(
             "Review ingestion refused ({}): {}",
             r.grade.as_str(),

@@ -116,7 +116,7 @@ pub fn ingest(data: &DataDir, root: &Path, opts: &Options) -> Result<Outcome, Co
         ));
     }
     let entry = allowlisted(root, &opts.repository)?;
-    let settings = settings(root)?;
+    let review_settings = settings(root)?;
     let policy = crate::secrets::policy(root)?;
     transport_guard()?;
     // Every stored record is read first: a damaged file halts the run before anything is fetched.
@@ -143,7 +143,11 @@ pub fn ingest(data: &DataDir, root: &Path, opts: &Options) -> Result<Outcome, Co
     };
     // The allowlist and the transport guard hold for every request, not just the first.
     let recheck = || -> Result<(), IngestRefusal> {
-        let still = allowlisted(root, &entry).is_ok();
+        let listed = settings(root).map_err(IngestRefusal::halting)?;
+        let still = listed
+            .repositories
+            .iter()
+            .any(|e| caseless::default_caseless_match_str(e.as_str(), &entry));
         if !still {
             return Err(IngestRefusal::new(
                 Grade::RepositoryNotAllowlisted,
@@ -176,6 +180,7 @@ pub fn ingest(data: &DataDir, root: &Path, opts: &Options) -> Result<Outcome, Co
                 fetched.extend(reviews.into_iter().map(|d| (pr.number, d)));
                 fetched.extend(threads.into_iter().map(|d| (pr.number, d)));
             }
+            Err(r) if r.halt.is_some() => return Err(r.into()),
             Err(r) => skipped.push((pr.number, r)),
         }
     }
@@ -184,7 +189,7 @@ pub fn ingest(data: &DataDir, root: &Path, opts: &Options) -> Result<Outcome, Co
     let mut refused: Vec<String> = Vec::new();
     let mut described: Vec<String> = Vec::new();
     for (n, mut doc) in fetched {
-        if settings.redact_participant_names {
+        if review_settings.redact_participant_names {
             redact_participants(&mut doc);
         }
         let found = findings(&doc, policy, n);
@@ -221,7 +226,7 @@ pub fn ingest(data: &DataDir, root: &Path, opts: &Options) -> Result<Outcome, Co
         "clean": clean,
         "secretScanPolicy": policy.to_string(),
         "secretsWarned": policy == Policy::Warn && !described.is_empty(),
-        "participantNamesRedacted": settings.redact_participant_names,
+        "participantNamesRedacted": review_settings.redact_participant_names,
         "landed": {
             "pullRequests": count(|r| matches!(r, Record::PullRequest(_))),
             "reviewSubmissions": count(|r| matches!(r, Record::Submission(_))),
