@@ -185,11 +185,17 @@ pub async fn open_rw(path: &Path) -> Result<SqliteConnection, sqlx::Error> {
     options(path).create_if_missing(false).connect().await
 }
 
-/// Opens an existing database read-only.
+/// Opens an existing database read-only. No journal-mode pragma is sent: the database keeps
+/// the mode it was written in, and asking for WAL on a file another process holds open makes
+/// the reader wait on its busy handler (milliseconds per open, measured).
 pub async fn open_ro(path: &Path) -> Result<SqliteConnection, sqlx::Error> {
-    options(path)
+    SqliteConnectOptions::new()
+        .filename(path)
         .read_only(true)
         .create_if_missing(false)
+        .foreign_keys(true)
+        .busy_timeout(Duration::from_millis(5000))
+        .disable_statement_logging()
         .connect()
         .await
 }
