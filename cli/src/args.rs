@@ -37,6 +37,8 @@ pub enum Command {
     /// Review evidence under .theurian/review/: project it for `review.search`.
     #[command(subcommand)]
     Review(ReviewCommand),
+    /// Draft a knowledge change as a proposal (for a human to review and merge), or accept one.
+    Propose(Box<ProposeArgs>),
     /// Start, stop and inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -131,6 +133,96 @@ pub enum FindingsCommand {
     /// Read the `Review-Finding:` trailers on every commit reachable from
     /// refs/remotes/origin/main and rebuild .theurian/state/theurian-findings-local.sqlite.
     Build,
+}
+
+/// Drafts write `.theurian/proposals/<id>/` (the migration as it would land, the body, and
+/// `evidence.json`); nothing is approved. `theurian propose accept <id>` moves the files into
+/// place after checking the result would load and apply; merging that change is the approval.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ProposeArgs {
+    #[command(subcommand)]
+    pub command: Option<ProposeCommand>,
+    /// The item to create or revise, e.g. architecture.retry-policy.
+    #[arg(long)]
+    pub item_id: Option<String>,
+    /// The revision's title (also names the migration file).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// architecture, decision, domain, operations, security, testing, api, incident,
+    /// convention, rejected-approach or known-exception.
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// The team responsible for the item.
+    #[arg(long)]
+    pub owner: Option<String>,
+    /// The person accountable for the change (recorded in the migration).
+    #[arg(long)]
+    pub author: Option<String>,
+    /// Why the change is proposed (recorded in the migration).
+    #[arg(long)]
+    pub description: Option<String>,
+    /// The body: .md/.markdown, .json or .yaml/.yml (the extension picks the content type).
+    #[arg(long)]
+    pub body_file: Option<PathBuf>,
+    /// The agent (or person) that drafted it, for evidence.json.
+    #[arg(long)]
+    pub agent_id: Option<String>,
+    /// The piece of work it came out of, for evidence.json.
+    #[arg(long)]
+    pub task_id: Option<String>,
+    /// The model behind the draft, for evidence.json.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Why the change is justified, for the reviewer.
+    #[arg(long)]
+    pub reasoning: Option<String>,
+    /// The namespace to record (default: the item's own, or its id's prefix).
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// The revision this change replaces (required when the item has one).
+    #[arg(long)]
+    pub expected_revision: Option<String>,
+    /// The source anchor's provider.
+    #[arg(long, default_value = "git")]
+    pub source_provider: String,
+    /// Where the knowledge came from (URL, commit, ...).
+    #[arg(long)]
+    pub source_uri: Option<String>,
+    /// The commit the source anchor is pinned to.
+    #[arg(long)]
+    pub source_commit: Option<String>,
+    /// The file the source anchor points at.
+    #[arg(long)]
+    pub source_path: Option<String>,
+    /// The knowledge originates here: adds the `authored-in-theurian` label.
+    #[arg(long)]
+    pub authored_here: bool,
+    /// unverified, inferred, reviewed or authoritative.
+    #[arg(long)]
+    pub trust_level: Option<String>,
+    /// public, internal, confidential or restricted.
+    #[arg(long)]
+    pub sensitivity: Option<String>,
+    /// A path glob the knowledge applies to (repeatable).
+    #[arg(long = "scope-path")]
+    pub scope_paths: Vec<String>,
+    /// A label (repeatable).
+    #[arg(long = "label")]
+    pub labels: Vec<String>,
+    /// Write under .theurian/proposals-local/ (kept out of Git).
+    #[arg(long)]
+    pub local: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProposeCommand {
+    /// Move a proposal's migration and body into .theurian/migrations/ and .theurian/knowledge/
+    /// after checking the union with the landed set loads and applies. Approves nothing.
+    Accept {
+        /// The proposal id a draft printed.
+        proposal_id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -92,7 +92,7 @@ pub fn init(root: &Path, project_id: &str) -> Result<Value, CoreError> {
 }
 
 /// Adds or repairs the managed block; returns whether the file changed.
-fn ensure_gitignore(path: &Path) -> Result<bool, CoreError> {
+pub fn ensure_gitignore(path: &Path) -> Result<bool, CoreError> {
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(CoreError::failure(
             format!(

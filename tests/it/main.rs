@@ -17,6 +17,7 @@ mod knowledge;
 mod migrate;
 mod migrate_apply;
 mod operations;
+mod proposals;
 mod ranked;
 mod review;
 mod review_ingest;

@@ -72,7 +72,13 @@ async fn initialize_list_and_call_every_registered_tool() {
                 "{path} as published differs from the file: {diffs:?}"
             );
         }
-        assert_eq!(tool["annotations"]["readOnlyHint"], true);
+        let read_only = id.spec().intent == theurian_protocol::tools::Intent::ReadOnly;
+        assert_eq!(
+            tool["annotations"]["readOnlyHint"],
+            read_only,
+            "{}",
+            id.spec().name
+        );
     }
 
     // Every registered tool that takes no arguments answers here, and its answer fits its
@@ -170,12 +176,11 @@ async fn the_seat_refuses_bad_arguments_without_echoing_them() {
     // A tool the contract defines but this build does not register is refused at dispatch
     // (once the write-intent tools land, this needs another unregistered tool or goes).
     let draft = json!({
-        "projectId": "demo", "itemId": "a.b", "title": "t", "kind": "decision", "owner": "o",
-        "author": "a", "description": "d", "body": "b", "contentType": "text/markdown",
+        "projectId": "demo", "document": {},
         "evidence": {"agentId": "x", "taskId": "y", "model": "m", "reasoning": "r"}
     });
     let text = assert_refused(
-        &client.call("knowledge.proposeChange", draft).await,
+        &client.call("knowledge.generateMigrationDraft", draft).await,
         "INVALID_INPUT",
     );
     assert!(text.contains("does not serve"), "{text}");

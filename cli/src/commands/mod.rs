@@ -10,6 +10,7 @@ mod index;
 mod init;
 mod migrate;
 mod project;
+mod propose;
 mod review;
 mod version;
 
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Migrate(cmd) => migrate::run(&data, cmd),
         Command::Findings(cmd) => findings::run(&data, cmd),
         Command::Review(cmd) => review::run(&data, cmd, cli.json),
+        Command::Propose(args) => propose::run(*args),
         Command::Index(cmd) => index::run(&data, cmd, cli.json),
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),

@@ -6,6 +6,7 @@
 //! * [`set`]: the whole set: duplicates, dependencies, application order, static guards.
 //! * [`hash`]: the state hash, byte-identical to the reference's.
 
+pub mod emit;
 pub mod hash;
 pub mod load;
 pub mod set;

@@ -7,7 +7,7 @@
 //! for the stores built from it, and every refusal names the file and the key path.
 
 use super::layout::relative_path;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::LazyLock;
 use theurian_protocol::evidence::{
     Evidence, Kind, PullRequest, ReviewSubmission, ReviewThread, SourceAnchor,
@@ -23,13 +23,7 @@ static VALIDATOR: LazyLock<Result<jsonschema::Validator, String>> =
     LazyLock::new(|| theurian_protocol::seat::compile(SCHEMA).map_err(|e| e.to_string()));
 
 /// The schema document itself, for key order and the format version it pins.
-static SCHEMA_DOC: LazyLock<Value> = LazyLock::new(|| {
-    theurian_protocol::schemas::ALL
-        .iter()
-        .find(|s| s.path == SCHEMA)
-        .and_then(|s| serde_json::from_str(s.text).ok())
-        .unwrap_or(Value::Null)
-});
+static SCHEMA_DOC: LazyLock<Value> = LazyLock::new(|| crate::schema_order::schema(SCHEMA));
 
 /// The evidence format version this build reads and writes (the schema's `formatVersion`).
 pub fn format_version() -> i64 {
@@ -388,97 +382,11 @@ pub fn to_json(doc: &Document) -> Result<String, serde_json::Error> {
     if let Value::Object(m) = &mut head {
         m.insert("record".into(), record);
     }
-    let ordered = order(&head, &SCHEMA_DOC);
+    let ordered =
+        crate::schema_order::order(&head, &SCHEMA_DOC, crate::schema_order::Trim::Nothing);
     let mut text = serde_json::to_string_pretty(&ordered)?;
     text.push('\n');
     Ok(text)
-}
-
-/// `value` with every object's keys in the order `schema` lists its properties (conditional
-/// `then` branches whose `if` constants match included), unknown keys after them.
-fn order(value: &Value, schema: &Value) -> Value {
-    let node = resolve(schema);
-    match value {
-        Value::Object(m) => {
-            let props = properties(node, value);
-            let mut out = Map::new();
-            for (k, sub) in &props {
-                if let Some(v) = m.get(k) {
-                    out.insert(k.clone(), order(v, sub));
-                }
-            }
-            for (k, v) in m {
-                if !out.contains_key(k) {
-                    out.insert(k.clone(), v.clone());
-                }
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => {
-            let sub = node.get("items").unwrap_or(&Value::Null);
-            Value::Array(items.iter().map(|x| order(x, sub)).collect())
-        }
-        other => other.clone(),
-    }
-}
-
-/// Follows a local `$ref`, and picks the object branch of a nullable `oneOf`.
-fn resolve(node: &Value) -> &Value {
-    if let Some(r) = node.get("$ref").and_then(Value::as_str) {
-        if let Some(target) = r.strip_prefix('#').and_then(|p| SCHEMA_DOC.pointer(p)) {
-            return resolve(target);
-        }
-    }
-    if let Some(branches) = node.get("oneOf").and_then(Value::as_array) {
-        if let Some(b) = branches
-            .iter()
-            .map(resolve)
-            .find(|b| b.get("properties").is_some())
-        {
-            return b;
-        }
-    }
-    node
-}
-
-/// A node's properties, with those of every `allOf` `then` whose `if` constants `value` meets
-/// overriding them.
-fn properties(node: &Value, value: &Value) -> Vec<(String, Value)> {
-    let mut out: Vec<(String, Value)> = node
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-        .unwrap_or_default();
-    for branch in node
-        .get("allOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let matches = branch
-            .pointer("/if/properties")
-            .and_then(Value::as_object)
-            .is_some_and(|conds| {
-                conds.iter().all(|(k, c)| {
-                    c.get("const")
-                        .is_some_and(|want| value.get(k) == Some(want))
-                })
-            });
-        if !matches {
-            continue;
-        }
-        for (k, v) in branch
-            .pointer("/then/properties")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(slot) = out.iter_mut().find(|(name, _)| name == k) {
-                slot.1 = v.clone();
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -651,6 +651,57 @@ pub fn replay(set: &MigrationSet) -> Result<Vec<Move>, ApplyError> {
     Ok(tracker.into_moves())
 }
 
+/// What the landed set makes of one item: the fields a proposal drafted against it inherits
+/// or must respect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemView {
+    pub status: String,
+    pub current: Option<String>,
+    pub namespace: String,
+    pub kind: String,
+    pub owner: String,
+    pub trust: String,
+    pub sensitivity: String,
+}
+
+/// Replays the landed set in memory and returns `item` as it ends up; None when no
+/// `createItem` or `upsertRevision` in the set names it (then nothing is replayed).
+pub fn replay_item(set: &MigrationSet, item: &str) -> Result<Option<ItemView>, ApplyError> {
+    let mentioned = set.ordered.iter().any(|m| {
+        m.doc.operations.iter().any(|op| match op {
+            Operation::CreateItem(c) => c.item_id.as_str() == item,
+            Operation::UpsertRevision(u) => u.item_id.as_str() == item,
+            _ => false,
+        })
+    });
+    if !mentioned {
+        return Ok(None);
+    }
+    let mut mirror = Mirror::default();
+    let mut report = ApplyReport::default();
+    let mut tracker = Tracker::default();
+    for m in &set.ordered {
+        tracker.begin(&m.id);
+        Engine {
+            mirror: &mut mirror,
+            project: "replay",
+            migration: m,
+            report: &mut report,
+            tracker: &mut tracker,
+        }
+        .run()?;
+    }
+    Ok(mirror.items.get(item).map(|i| ItemView {
+        status: i.status.clone(),
+        current: i.current.clone(),
+        namespace: i.namespace.clone(),
+        kind: i.kind.clone(),
+        owner: i.owner.clone(),
+        trust: i.trust.clone(),
+        sensitivity: i.sensitivity.clone(),
+    }))
+}
+
 /// JSON text as Python's `json.dumps` writes a list of strings (", " between items); the one
 /// spacing formatter the token pricing already uses.
 fn json_list(items: &[String]) -> String {

@@ -5,6 +5,7 @@
 //! `tools/list` (and `system.capabilities` reports it as absent).
 
 mod knowledge_get;
+mod knowledge_propose_change;
 mod knowledge_search;
 mod knowledge_status;
 mod project;
@@ -88,7 +89,32 @@ impl ToolHandlers for Handlers {
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const SYSTEM_CAPABILITIES: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage> = None;
+    const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "agentId",
+            "taskId",
+            "itemId",
+            "title",
+            "kind",
+            "owner",
+            "author",
+            "description",
+            "body",
+            "contentType",
+            "evidence",
+            "sourceAnchors",
+            "labels",
+            "scopePaths",
+            "namespace",
+            "trustLevel",
+            "sensitivity",
+            "expectedRevision",
+            "local",
+        ],
+        unread: &[],
+    });
     const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage> = None;
     const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage> = None;
 
@@ -125,6 +151,13 @@ impl ToolHandlers for Handlers {
         input: mcp::ReviewSearchInput,
     ) -> Result<mcp::ReviewSearchResponse, Refusal> {
         review_search::answer(&self.state, input).await
+    }
+
+    async fn knowledge_propose_change(
+        &self,
+        input: mcp::KnowledgeProposeChangeInput,
+    ) -> Result<mcp::KnowledgeProposeChangeResponse, Refusal> {
+        knowledge_propose_change::answer(&self.state, input).await
     }
 
     async fn project_list(

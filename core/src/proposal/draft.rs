@@ -1,0 +1,530 @@
+//! Drafting a content change: one `createItem` (a no-op for an existing item) and one
+//! `upsertRevision` whose body is staged beside it, checked against the landed migration set
+//! (optimistic concurrency on `expectedRevision`, no lowering of an item's sensitivity, no
+//! revival of a withdrawn item) and against the migration schema before anything is written.
+//!
+//! [`DraftOnly`] is what the MCP tools hold: a project and its landed set, and no method that
+//! writes anywhere but a new proposal directory.
+
+use super::files::{body_path, create_dir, extension, proposals_dir, slug, write_new};
+use super::{DraftError, NEXT_STEPS};
+use crate::migrate::emit::to_yaml;
+use crate::migrate::load::{sha256_hex, MIGRATION_SCHEMA};
+use crate::migrate::MigrationSet;
+use crate::schema_order::{order, schema, Trim};
+use crate::store::apply::{replay_item, ItemView};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use theurian_protocol::mcp::ProposalPayload;
+use theurian_protocol::migration::{
+    Kind, Migration, OpCreateItem, OpUpsertRevision, Operation, RevisionMetadata,
+    RevisionMetadataScope, Sensitivity, SourceAnchor, TrustLevel,
+};
+
+static VALIDATOR: LazyLock<Result<jsonschema::Validator, String>> =
+    LazyLock::new(|| theurian_protocol::seat::compile(MIGRATION_SCHEMA).map_err(|e| e.to_string()));
+static MIGRATION_DOC: LazyLock<Value> = LazyLock::new(|| schema(MIGRATION_SCHEMA));
+
+/// The label that stands in for a source anchor on knowledge authored in Theurian itself.
+pub const AUTHORED_HERE: &str = "authored-in-theurian";
+
+/// Who drafted it and why, recorded in `evidence.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    pub agent_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub reasoning: String,
+}
+
+/// One source anchor as a draft takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    pub provider: String,
+    pub source_uri: String,
+    pub repository: Option<String>,
+    pub commit_sha: Option<String>,
+    pub file_path: Option<String>,
+}
+
+/// A content change to draft.
+#[derive(Debug, Clone)]
+pub struct ContentRequest {
+    pub item_id: String,
+    pub title: String,
+    pub kind: String,
+    pub owner: String,
+    pub author: String,
+    pub description: String,
+    pub body: String,
+    pub content_type: String,
+    pub evidence: Evidence,
+    pub source_anchors: Vec<Anchor>,
+    pub labels: Vec<String>,
+    pub scope_paths: Vec<String>,
+    pub namespace: Option<String>,
+    pub trust_level: Option<String>,
+    pub sensitivity: Option<String>,
+    pub expected_revision: Option<String>,
+    pub local: bool,
+}
+
+/// The draft entries, and nothing else: what a write-intent tool is given.
+pub struct DraftOnly {
+    root: PathBuf,
+    set: MigrationSet,
+    /// Sensitivity levels the caller may see; an item above them is treated as absent.
+    visible: Option<Vec<String>>,
+}
+
+fn invalid(field: &str, accepted: &[&str]) -> DraftError {
+    DraftError::refused(
+        format!("`{field}` accepts {}.", accepted.join(", ")),
+        format!("Send one of those values as `{field}`."),
+    )
+}
+
+fn blank(field: &str) -> DraftError {
+    DraftError::refused(
+        format!("`{field}` is empty or only white space."),
+        format!("Give `{field}` a value."),
+    )
+}
+
+fn typed<T: TryFrom<String>>(value: String, field: &str) -> Result<T, DraftError> {
+    T::try_from(value).map_err(|_| {
+        DraftError::refused(
+            format!("`{field}` does not fit the migration schema's rule for it."),
+            format!("Correct `{field}`; the migration schema under schemas/migrations/ states the rule."),
+        )
+    })
+}
+
+/// A `default` the migration schema states, at `pointer`, parsed into its type.
+fn schema_default<T: std::str::FromStr>(pointer: &str) -> Result<T, DraftError> {
+    MIGRATION_DOC
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| {
+            DraftError::refused(
+                format!("The migration schema states no usable default at {pointer}."),
+                "This build is damaged: reinstall theurian.",
+            )
+        })
+}
+
+/// The disclosure order of sensitivities, from the schema.
+fn rank(s: &str) -> Option<usize> {
+    Sensitivity::VALUES.iter().position(|v| *v == s)
+}
+
+impl DraftOnly {
+    /// The facade for the project at `root` with its landed migrations loaded.
+    pub fn open(root: &Path, visible: Option<Vec<String>>) -> Result<DraftOnly, DraftError> {
+        let set = MigrationSet::load(root).map_err(|e| {
+            let core: crate::CoreError = e.into();
+            DraftError::refused(
+                format!("The project's landed migrations cannot be loaded, so nothing can be drafted against them: {}", core.message),
+                core.remedy,
+            )
+        })?;
+        Ok(DraftOnly {
+            root: root.to_path_buf(),
+            set,
+            visible,
+        })
+    }
+
+    /// The item as the landed set leaves it, as far as the caller may see it.
+    fn current(&self, item: &str) -> Result<Option<ItemView>, DraftError> {
+        let view = replay_item(&self.set, item).map_err(|e| {
+            DraftError::refused(
+                format!("The landed migrations do not replay, so {item}'s current state is unknown: {e}."),
+                "Fix the landed migration set (`theurian migrate validate` names the fault), then draft again.",
+            )
+        })?;
+        Ok(view.filter(|v| {
+            self.visible
+                .as_ref()
+                .is_none_or(|levels| levels.contains(&v.sensitivity))
+        }))
+    }
+
+    /// Drafts a content change and writes its proposal directory.
+    pub fn draft_content(&self, req: &ContentRequest) -> Result<ProposalPayload, DraftError> {
+        for (field, value) in [
+            ("title", &req.title),
+            ("owner", &req.owner),
+            ("author", &req.author),
+            ("description", &req.description),
+        ] {
+            if value.trim().is_empty() {
+                return Err(blank(field));
+            }
+        }
+        let kind: Kind = req
+            .kind
+            .parse()
+            .map_err(|_| invalid("kind", Kind::VALUES))?;
+        let trust: Option<TrustLevel> = match &req.trust_level {
+            Some(t) => Some(
+                t.parse()
+                    .map_err(|_| invalid("trustLevel", TrustLevel::VALUES))?,
+            ),
+            None => None,
+        };
+        let sensitivity: Option<Sensitivity> = match &req.sensitivity {
+            Some(s) => Some(
+                s.parse()
+                    .map_err(|_| invalid("sensitivity", Sensitivity::VALUES))?,
+            ),
+            None => None,
+        };
+        let ext = extension(&req.content_type).ok_or_else(|| {
+            invalid(
+                "contentType",
+                &["text/markdown", "application/json", "application/yaml"],
+            )
+        })?;
+        let item_id: theurian_protocol::migration::ItemId = typed(req.item_id.clone(), "itemId")?;
+        let current = self.current(item_id.as_str())?;
+        let current_rev = current.as_ref().and_then(|v| v.current.clone());
+        match (&current_rev, &req.expected_revision) {
+            (None, Some(_)) => {
+                return Err(DraftError::Conflict {
+                    message: format!("{} has no revision yet, so `expectedRevision` cannot name one.", item_id.as_str()),
+                    remedy: "Leave `expectedRevision` out to create the item's first revision.".into(),
+                    current: None,
+                })
+            }
+            (Some(rev), None) => {
+                return Err(DraftError::Conflict {
+                    message: format!("{} already exists at revision {rev}; a change to it must say which revision it replaces.", item_id.as_str()),
+                    remedy: format!("Send `expectedRevision: {rev}` to revise it (CLI: --expected-revision {rev}), or use a new item id."),
+                    current: Some(rev.clone()),
+                })
+            }
+            (Some(rev), Some(want)) if rev != want => {
+                return Err(DraftError::Conflict {
+                    message: format!("{} is now at revision {rev}, not {want}: someone changed it since you read it.", item_id.as_str()),
+                    remedy: format!("Read the item again, fold its current text into your change, and send `expectedRevision: {rev}`."),
+                    current: Some(rev.clone()),
+                })
+            }
+            _ => {}
+        }
+        if let Some(view) = &current {
+            if !crate::knowledge::SURFACEABLE.contains(&view.status.as_str()) {
+                return Err(DraftError::refused(
+                    format!("{} is {} and withdrawn from the served knowledge; a content change cannot bring it back.", item_id.as_str(), view.status),
+                    "Restoring an item is a deliberate act: hand-write a `restoreItem` migration and have it reviewed.",
+                ));
+            }
+            if let (Some(new), Some(old)) = (&sensitivity, rank(&view.sensitivity)) {
+                if rank(&new.to_string()).is_some_and(|n| n < old) {
+                    return Err(DraftError::refused(
+                        format!("{} is {}; this change would lower it to {new}.", item_id.as_str(), view.sensitivity),
+                        "Lowering a sensitivity is a deliberate act: hand-write a `changeSensitivity` migration and have it reviewed.",
+                    ));
+                }
+            }
+        }
+        let namespace = req
+            .namespace
+            .clone()
+            .or_else(|| current.as_ref().map(|v| v.namespace.clone()))
+            .unwrap_or_else(|| {
+                let id = item_id.as_str();
+                id.rsplit_once('.').map_or(id, |(ns, _)| ns).to_owned()
+            });
+        let trust = match trust {
+            Some(t) => t,
+            None => match &current {
+                Some(v) => v
+                    .trust
+                    .parse()
+                    .map_err(|_| invalid("trustLevel", TrustLevel::VALUES))?,
+                None => schema_default("/$defs/revisionMetadata/properties/trustLevel/default")?,
+            },
+        };
+        let sensitivity = match sensitivity {
+            Some(s) => s,
+            None => match &current {
+                Some(v) => v
+                    .sensitivity
+                    .parse()
+                    .map_err(|_| invalid("sensitivity", Sensitivity::VALUES))?,
+                None => schema_default("/$defs/revisionMetadata/properties/sensitivity/default")?,
+            },
+        };
+        if req.source_anchors.is_empty() && !req.labels.iter().any(|l| l == AUTHORED_HERE) {
+            return Err(DraftError::refused(
+                "A revision needs at least one source anchor, or the label `authored-in-theurian` when the knowledge originates here.",
+                "Add `sourceAnchors` naming where it came from, or the label `authored-in-theurian`.",
+            ));
+        }
+
+        let ids = crate::ulid::monotonic(3);
+        let (proposal_id, migration_id, revision_id) =
+            (ids[0].clone(), ids[1].clone(), ids[2].clone());
+        let body_rel = body_path(item_id.as_str(), &revision_id, ext);
+        let content_file = format!("../knowledge/{body_rel}");
+        let content_sha = sha256_hex(req.body.as_bytes());
+        let anchors = req
+            .source_anchors
+            .iter()
+            .map(|a| -> Result<SourceAnchor, DraftError> {
+                Ok(SourceAnchor {
+                    provider: typed(a.provider.clone(), "sourceAnchors.provider")?,
+                    source_uri: typed(a.source_uri.clone(), "sourceAnchors.sourceUri")?,
+                    repository: a
+                        .repository
+                        .clone()
+                        .map(|r| typed(r, "sourceAnchors.repository"))
+                        .transpose()?,
+                    commit_sha: a
+                        .commit_sha
+                        .clone()
+                        .map(|c| typed(c, "sourceAnchors.commitSha"))
+                        .transpose()?,
+                    blob_sha: None,
+                    file_path: a
+                        .file_path
+                        .clone()
+                        .map(|f| typed(f, "sourceAnchors.filePath"))
+                        .transpose()?,
+                    line_start: None,
+                    line_end: None,
+                    external_id: None,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let labels = if req.labels.is_empty() {
+            None
+        } else {
+            Some(
+                req.labels
+                    .iter()
+                    .map(|l| typed(l.clone(), "labels"))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )
+        };
+        let scope = if req.scope_paths.is_empty() {
+            None
+        } else {
+            Some(RevisionMetadataScope {
+                paths: req
+                    .scope_paths
+                    .iter()
+                    .map(|p| typed(p.clone(), "scopePaths"))
+                    .collect::<Result<Vec<_>, _>>()?,
+            })
+        };
+        let metadata = RevisionMetadata {
+            title: typed(req.title.clone(), "title")?,
+            content_type: typed(req.content_type.clone(), "contentType")?,
+            kind,
+            namespace: typed(namespace.clone(), "namespace")?,
+            status: theurian_protocol::migration::Status::Approved,
+            owner: typed(req.owner.clone(), "owner")?,
+            trust_level: trust,
+            sensitivity,
+            tenant_id: typed("local".to_owned(), "tenantId")?,
+            acl_group: typed("default".to_owned(), "aclGroup")?,
+            valid_from: None,
+            valid_to: None,
+            labels,
+            scope,
+            source_anchors: anchors,
+        };
+        let doc = Migration {
+            api_version: theurian_protocol::migration::MigrationApiVersion::TheurianDevV1,
+            id: typed(migration_id.clone(), "id")?,
+            created_at: chrono::Utc::now()
+                .format("%Y-%m-%dT%H:%M:%S+00:00")
+                .to_string(),
+            author: typed(req.author.clone(), "author")?,
+            depends_on: Vec::new(),
+            description: Some(typed(req.description.clone(), "description")?),
+            operations: vec![
+                Operation::CreateItem(OpCreateItem {
+                    op: theurian_protocol::migration::OpCreateItemOp::CreateItem,
+                    item_id: item_id.clone(),
+                    kind,
+                    namespace: typed(namespace, "namespace")?,
+                    owner: typed(req.owner.clone(), "owner")?,
+                    sensitivity: schema_default(
+                        "/$defs/opCreateItem/properties/sensitivity/default",
+                    )?,
+                    trust_level: schema_default(
+                        "/$defs/opCreateItem/properties/trustLevel/default",
+                    )?,
+                }),
+                Operation::UpsertRevision(OpUpsertRevision {
+                    op: theurian_protocol::migration::OpUpsertRevisionOp::UpsertRevision,
+                    item_id: item_id.clone(),
+                    revision_id: typed(revision_id.clone(), "revisionId")?,
+                    expected_revision: req
+                        .expected_revision
+                        .clone()
+                        .map(|r| typed(r, "expectedRevision"))
+                        .transpose()?,
+                    content_file: typed(content_file.clone(), "contentFile")?,
+                    content_sha256: typed(content_sha.clone(), "contentSha256")?,
+                    metadata,
+                }),
+            ],
+        };
+        let value = serde_json::to_value(&doc).map_err(|e| {
+            DraftError::refused(
+                format!("The migration could not be assembled ({e})."),
+                "This is a defect in theurian: please report it.",
+            )
+        })?;
+        let value = order(&value, &MIGRATION_DOC, Trim::Defaults);
+        validate(&value)?;
+
+        let migration_file = format!(
+            "{migration_id}-{}.yaml",
+            slug(
+                &req.title,
+                item_id.as_str().rsplit('.').next().unwrap_or("migration")
+            )
+        );
+        if req.local {
+            crate::layout::ensure_gitignore(&self.root.join(".gitignore"))?;
+        }
+        let dir = create_dir(&self.root, req.local, &proposal_id)?;
+        write_new(&dir, &body_rel, req.body.as_bytes())?;
+        let evidence = evidence_json(
+            &proposal_id,
+            &migration_id,
+            json!(item_id.as_str()),
+            &req.evidence,
+            &req.source_anchors,
+        );
+        write_new(&dir, "evidence.json", evidence.as_bytes())?;
+        write_new(&dir, &migration_file, to_yaml(&value).as_bytes())?;
+
+        let rel_dir = format!("{}/{proposal_id}", proposals_dir(req.local));
+        let defect = |what: &str| {
+            DraftError::refused(
+                format!("The proposal was written to {rel_dir}, but its {what} does not fit the payload schema."),
+                "This is a defect in theurian: please report it with the directory.",
+            )
+        };
+        Ok(ProposalPayload {
+            proposal_id: proposal_id
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("proposalId"))?,
+            proposal_directory: rel_dir
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("proposalDirectory"))?,
+            migration_id: migration_id
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("migrationId"))?,
+            migration_file: migration_file
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("migrationFile"))?,
+            revision_id: revision_id
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("revisionId"))?,
+            expected_revision: req
+                .expected_revision
+                .as_deref()
+                .map(|r| r.try_into().map_err(|_| defect("expectedRevision")))
+                .transpose()?,
+            body_file: format!("{rel_dir}/{body_rel}")
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("bodyFile"))?,
+            evidence_file: format!("{rel_dir}/evidence.json")
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("evidenceFile"))?,
+            content_file: content_file
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("contentFile"))?,
+            content_sha256: content_sha
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("contentSha256"))?,
+            body_destination: format!(".theurian/knowledge/{body_rel}")
+                .as_str()
+                .try_into()
+                .map_err(|_| defect("bodyDestination"))?,
+            next_steps: theurian_protocol::mcp::NextSteps(
+                NEXT_STEPS
+                    .iter()
+                    .map(|s| (*s).try_into().map_err(|_| defect("nextSteps")))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        })
+    }
+}
+
+/// Checks an assembled migration against the schema it will be loaded with.
+pub(crate) fn validate(value: &Value) -> Result<(), DraftError> {
+    let validator = VALIDATOR.as_ref().map_err(|e| {
+        DraftError::refused(
+            format!("The migration schema does not compile: {e}."),
+            "This build is damaged: reinstall theurian.",
+        )
+    })?;
+    if let Some((location, detail)) = theurian_protocol::seat::first_error(validator, value) {
+        return Err(DraftError::refused(
+            format!("The drafted migration would not load: at {location}, {detail}."),
+            "Correct the field it names and draft again.",
+        ));
+    }
+    Ok(())
+}
+
+/// `evidence.json`: ids, agent, task, model, reasoning and anchors (null fields left out).
+pub(crate) fn evidence_json(
+    proposal_id: &str,
+    migration_id: &str,
+    item_id: Value,
+    ev: &Evidence,
+    anchors: &[Anchor],
+) -> String {
+    let anchors: Vec<Value> = anchors
+        .iter()
+        .map(|a| {
+            let mut m = serde_json::Map::new();
+            m.insert("provider".into(), json!(a.provider));
+            m.insert("sourceUri".into(), json!(a.source_uri));
+            for (k, v) in [
+                ("repository", &a.repository),
+                ("commitSha", &a.commit_sha),
+                ("filePath", &a.file_path),
+            ] {
+                if let Some(v) = v {
+                    m.insert(k.into(), json!(v));
+                }
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let doc = json!({
+        "proposalId": proposal_id,
+        "migrationId": migration_id,
+        "itemId": item_id,
+        "agentId": ev.agent_id,
+        "taskId": ev.task_id,
+        "model": ev.model,
+        "reasoning": ev.reasoning,
+        "sourceAnchors": anchors,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}

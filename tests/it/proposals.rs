@@ -1,0 +1,437 @@
+//! Proposals end to end: drafted over MCP (a real daemon on a real socket) or at the CLI,
+//! accepted with `theurian propose accept`, applied with `migrate apply`, then served; the
+//! refusals a draft meets; concurrent drafts; and proof that no registered tool writes
+//! approved state.
+
+use crate::knowledge::{ok, refused};
+use crate::migrate_apply::{git, Repo};
+use crate::support::{shared, Daemon};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use theurian_core::datadir::DataDir;
+use theurian_protocol::tools::ToolId;
+use theurian_server::ToolNames;
+
+const EXISTING: &str = "architecture.state-hash-covers-the-working-tree";
+
+async fn serve() -> (Repo, Daemon) {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    let daemon = Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Dotted,
+    )
+    .await;
+    (repo, daemon)
+}
+
+fn draft(item: &str, extra: Value) -> Value {
+    let mut args = json!({
+        "projectId": "demo",
+        "itemId": item,
+        "title": "Bound the retry budget",
+        "kind": "decision",
+        "owner": "platform",
+        "author": "Jane Doe",
+        "description": "Capture the retry bound agreed in review.",
+        "body": "# Retry budget\n\nEvery retry loop is bounded by the zircon-quartz budget.\n",
+        "contentType": "text/markdown",
+        "evidence": {"agentId": "agent-7", "taskId": "task-42", "model": "test-model", "reasoning": "The review thread settled it."},
+        "sourceAnchors": [{"provider": "github", "sourceUri": "https://github.com/acme/order-service/pull/42"}],
+    });
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        args[k] = v;
+    }
+    args
+}
+
+/// Every file under the directories approved state is made from, with its bytes.
+fn approved_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![
+        root.join(".theurian/migrations"),
+        root.join(".theurian/knowledge"),
+    ];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.display().to_string(),
+                    std::fs::read(&p).unwrap_or_default(),
+                );
+            }
+        }
+    }
+    let active = root.join(".theurian/state/active.json");
+    out.insert(
+        active.display().to_string(),
+        std::fs::read(&active).unwrap_or_default(),
+    );
+    out
+}
+
+#[tokio::test]
+async fn a_proposal_made_over_mcp_is_accepted_applied_and_then_served() {
+    let (repo, daemon) = serve().await;
+    let root = repo.dir.path().to_path_buf();
+    let mut c = daemon.client();
+    c.initialize().await;
+    let caps = ok(
+        &c.call("system.capabilities", json!({})).await,
+        ToolId::SystemCapabilities,
+    );
+    assert_eq!(caps["capabilities"]["writeTools"], true);
+
+    let before = approved_tree(&root);
+    let payload = ok(
+        &c.call(
+            "knowledge.proposeChange",
+            draft("decision.retry-budget", json!({"agentId": "agent-7"})),
+        )
+        .await,
+        ToolId::KnowledgeProposeChange,
+    );
+    assert_eq!(
+        approved_tree(&root),
+        before,
+        "a draft writes nothing approved state is made from"
+    );
+    let pid = payload["proposalId"].as_str().expect("id").to_owned();
+    let dir = root.join(payload["proposalDirectory"].as_str().expect("dir"));
+    assert_eq!(payload["expectedRevision"], Value::Null);
+    assert_eq!(
+        payload["bodyDestination"],
+        format!(
+            ".theurian/knowledge/decision/retry-budget.{}.md",
+            payload["revisionId"].as_str().unwrap_or("")
+        )
+    );
+    let evidence: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("evidence.json")).expect("evidence"),
+    )
+    .expect("json");
+    assert_eq!(
+        (evidence["agentId"].as_str(), evidence["taskId"].as_str()),
+        (Some("agent-7"), Some("task-42"))
+    );
+    assert_eq!(evidence["itemId"], "decision.retry-budget");
+    let migration =
+        std::fs::read_to_string(dir.join(payload["migrationFile"].as_str().expect("file")))
+            .expect("migration");
+    assert!(
+        migration.contains("- op: createItem") && migration.contains("- op: upsertRevision"),
+        "{migration}"
+    );
+    assert!(
+        migration.contains("status: approved") && !migration.contains("tenantId"),
+        "{migration}"
+    );
+    let body = std::fs::read_to_string(root.join(payload["bodyFile"].as_str().expect("body")))
+        .expect("body");
+    assert!(body.contains("zircon-quartz"));
+
+    // Accept moves the files; a second accept is refused as already accepted (exit 4).
+    let accepted = repo.ok(&["--json", "propose", "accept", &pid]);
+    assert_eq!(
+        accepted["migrationFile"],
+        format!(
+            ".theurian/migrations/{}",
+            payload["migrationFile"].as_str().unwrap_or("")
+        )
+    );
+    assert!(
+        dir.join("evidence.json").is_file(),
+        "evidence.json stays with the proposal"
+    );
+    assert!(repo
+        .refused(&["--json", "propose", "accept", &pid], 4)
+        .contains("accepted already"));
+    assert!(repo
+        .refused(&["--json", "propose", "accept", "not-a-ulid"], 2)
+        .contains("not a ULID"));
+    assert!(repo
+        .refused(
+            &["--json", "propose", "accept", "01M8V5TWVVW90JVGVER0QTYQCD"],
+            1
+        )
+        .contains("No proposal"));
+
+    // Committed and applied, the knowledge is served.
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "accept the proposal"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    let got = ok(
+        &c.call(
+            "knowledge.get",
+            json!({"projectId": "demo", "itemId": "decision.retry-budget"}),
+        )
+        .await,
+        ToolId::KnowledgeGet,
+    );
+    assert_eq!(
+        (got["title"].as_str(), got["revisionId"].as_str()),
+        (
+            Some("Bound the retry budget"),
+            payload["revisionId"].as_str()
+        )
+    );
+    let found = ok(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "demo", "query": "zircon-quartz"}),
+        )
+        .await,
+        ToolId::KnowledgeSearch,
+    );
+    assert_eq!(
+        found["results"][0]["itemId"], "decision.retry-budget",
+        "{found}"
+    );
+    daemon.shutdown().await;
+}
+
+#[tokio::test]
+async fn drafts_are_refused_for_stale_revisions_and_bad_requests() {
+    let (repo, daemon) = serve().await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let current = ok(
+        &c.call(
+            "knowledge.get",
+            json!({"projectId": "demo", "itemId": EXISTING}),
+        )
+        .await,
+        ToolId::KnowledgeGet,
+    );
+    let rev = current["revisionId"].as_str().expect("revision").to_owned();
+
+    let text = refused(
+        &c.call("knowledge.proposeChange", draft(EXISTING, json!({})))
+            .await,
+        "REVISION_CONFLICT",
+    );
+    assert!(text.contains(&rev), "{text}");
+    let text = refused(
+        &c.call(
+            "knowledge.proposeChange",
+            draft(
+                EXISTING,
+                json!({"expectedRevision": "01M0D5GSKA479Y85296S745522"}),
+            ),
+        )
+        .await,
+        "REVISION_CONFLICT",
+    );
+    assert!(text.contains(&rev), "{text}");
+    let text = refused(
+        &c.call(
+            "knowledge.proposeChange",
+            draft("decision.brand-new", json!({"expectedRevision": rev})),
+        )
+        .await,
+        "REVISION_CONFLICT",
+    );
+    assert!(text.contains("no revision yet"), "{text}");
+    // Stating the current revision drafts an update that inherits the item's namespace.
+    let update = ok(
+        &c.call(
+            "knowledge.proposeChange",
+            draft(EXISTING, json!({"expectedRevision": rev})),
+        )
+        .await,
+        ToolId::KnowledgeProposeChange,
+    );
+    assert_eq!(update["expectedRevision"], rev.as_str());
+
+    for (extra, needle) in [
+        (json!({"agentId": "someone-else"}), "given twice"),
+        (json!({"taskId": "other-task"}), "given twice"),
+        (json!({"kind": "nonsense"}), "architecture, decision"),
+        (
+            json!({"sensitivity": "secret"}),
+            "public, internal, confidential, restricted",
+        ),
+        (json!({"trustLevel": "total"}), "unverified"),
+        (json!({"title": "   "}), "`title`"),
+        (json!({"sourceAnchors": []}), "authored-in-theurian"),
+        (json!({"itemId": "Not An Id"}), "not a usable item id"),
+    ] {
+        let text = refused(
+            &c.call(
+                "knowledge.proposeChange",
+                draft("decision.other", extra.clone()),
+            )
+            .await,
+            "INVALID_INPUT",
+        );
+        assert!(text.contains(needle), "{extra}: {text}");
+    }
+    // The label stands in for an anchor.
+    ok(
+        &c.call(
+            "knowledge.proposeChange",
+            draft(
+                "decision.local-only",
+                json!({"sourceAnchors": [], "labels": ["authored-in-theurian"], "local": true}),
+            ),
+        )
+        .await,
+        ToolId::KnowledgeProposeChange,
+    );
+    assert!(std::fs::read_to_string(repo.dir.path().join(".gitignore"))
+        .unwrap_or_default()
+        .contains(".theurian/proposals-local/"));
+    daemon.shutdown().await;
+}
+
+#[tokio::test]
+async fn eight_concurrent_drafts_never_collide_or_lose_a_file() {
+    let (repo, daemon) = serve().await;
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let mut c = daemon.client();
+        tasks.push(tokio::spawn(async move {
+            c.initialize().await;
+            let r = c
+                .call(
+                    "knowledge.proposeChange",
+                    draft(&format!("decision.parallel-{i}"), json!({})),
+                )
+                .await;
+            ok(&r, ToolId::KnowledgeProposeChange)
+        }));
+    }
+    let mut dirs = std::collections::BTreeSet::new();
+    for t in tasks {
+        let p = t.await.expect("task");
+        let dir = repo
+            .dir
+            .path()
+            .join(p["proposalDirectory"].as_str().expect("dir"));
+        for key in ["bodyFile", "evidenceFile"] {
+            assert!(
+                repo.dir
+                    .path()
+                    .join(p[key].as_str().expect("file"))
+                    .is_file(),
+                "{key}"
+            );
+        }
+        assert!(dir.join(p["migrationFile"].as_str().expect("m")).is_file());
+        dirs.insert(dir);
+    }
+    assert_eq!(dirs.len(), 8);
+    daemon.shutdown().await;
+}
+
+/// Every registered tool, called with arguments it accepts, leaves the files approved state is
+/// built from exactly as they were. A tool registered later without an entry here fails.
+#[tokio::test]
+async fn no_registered_tool_writes_approved_state() {
+    let (repo, daemon) = serve().await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let calls: BTreeMap<&str, Value> = [
+        (
+            "knowledge.search",
+            json!({"projectId": "demo", "query": "state hash"}),
+        ),
+        (
+            "knowledge.get",
+            json!({"projectId": "demo", "itemId": EXISTING}),
+        ),
+        ("knowledge.status", json!({"projectId": "demo"})),
+        (
+            "knowledge.proposeChange",
+            draft("decision.facade-probe", json!({})),
+        ),
+        ("project.list", json!({})),
+        ("system.capabilities", json!({})),
+        ("review.findings", json!({"projectId": "demo"})),
+        ("review.search", json!({"projectId": "demo"})),
+    ]
+    .into_iter()
+    .collect();
+    let listed = c.rpc("tools/list", json!({})).await;
+    let names: Vec<String> = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    let before = approved_tree(repo.dir.path());
+    for name in &names {
+        let args = calls
+            .get(name.as_str())
+            .unwrap_or_else(|| panic!("{name} is registered but this test does not call it"));
+        let _ = c.call(name, args.clone()).await;
+        assert_eq!(
+            approved_tree(repo.dir.path()),
+            before,
+            "{name} changed approved state"
+        );
+    }
+    daemon.shutdown().await;
+}
+
+#[test]
+fn the_cli_drafts_with_every_required_option_and_names_the_missing_ones() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let text = repo.refused(&["--json", "propose", "--item-id", "decision.x"], 2);
+    for flag in ["--title", "--kind", "--body-file", "--reasoning"] {
+        assert!(text.contains(flag), "{text}");
+    }
+    let body = repo.dir.path().join("note.md");
+    std::fs::write(&body, "# Note\n\nA bounded retry.\n").expect("body");
+    let body = body.display().to_string();
+    let args = [
+        "--json",
+        "propose",
+        "--item-id",
+        "decision.cli-note",
+        "--title",
+        "A CLI note",
+        "--kind",
+        "decision",
+        "--owner",
+        "platform",
+        "--author",
+        "Jane Doe",
+        "--description",
+        "From the CLI.",
+        "--body-file",
+        &body,
+        "--agent-id",
+        "me",
+        "--task-id",
+        "t",
+        "--model",
+        "none",
+        "--reasoning",
+        "Because.",
+        "--authored-here",
+        "--label",
+        "cli",
+    ];
+    let drafted = repo.ok(&args);
+    let pid = drafted["proposalId"].as_str().expect("id");
+    repo.ok(&["--json", "propose", "accept", pid]);
+    // The accepted set validates as `migrate validate` would, once committed.
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "cli note"]);
+    repo.ok(&["--json", "migrate", "validate"]);
+    let wrong = repo.dir.path().join("note.txt");
+    std::fs::write(&wrong, "x").expect("write");
+    let mut bad: Vec<&str> = args.to_vec();
+    let wrong = wrong.display().to_string();
+    if let Some(i) = bad.iter().position(|a| *a == body.as_str()) {
+        bad[i] = &wrong;
+    }
+    assert!(repo.refused(&bad, 2).contains("extension"));
+}
