@@ -351,6 +351,10 @@ async fn no_registered_tool_writes_approved_state() {
             "knowledge.proposeChange",
             draft("decision.facade-probe", json!({})),
         ),
+        (
+            "knowledge.generateMigrationDraft",
+            json!({"projectId": "demo", "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": EXISTING, "owner": "x"}]}, "evidence": {"agentId": "a", "taskId": "t", "model": "m", "reasoning": "r"}}),
+        ),
         ("project.list", json!({})),
         ("system.capabilities", json!({})),
         ("review.findings", json!({"projectId": "demo"})),
@@ -434,4 +438,87 @@ fn the_cli_drafts_with_every_required_option_and_names_the_missing_ones() {
         bad[i] = &wrong;
     }
     assert!(repo.refused(&bad, 2).contains("extension"));
+}
+
+#[tokio::test]
+async fn operations_drafts_admit_ten_kinds_and_stamp_their_own_header() {
+    let (repo, daemon) = serve().await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let evidence = json!({"agentId": "agent-7", "taskId": "task-9", "model": "m", "reasoning": "Ownership moved."});
+    let doc = |ops: Value| json!({"id": "01AAAAAAAAAAAAAAAAAAAAAAAA", "author": "Jane Doe", "description": "Hand the item to the platform team", "operations": ops});
+    let ops = json!([
+        {"op": "changeOwner", "itemId": EXISTING, "owner": "platform"},
+        {"op": "addAlias", "alias": "architecture.hash-covers-tree", "itemId": EXISTING},
+    ]);
+    let r = ok(&c.call("knowledge.generateMigrationDraft", json!({"projectId": "demo", "document": doc(ops), "evidence": evidence, "agentId": "agent-7"})).await, ToolId::KnowledgeGenerateMigrationDraft);
+    assert_eq!(r["operations"], json!(["changeOwner", "addAlias"]));
+    let dir = repo
+        .dir
+        .path()
+        .join(r["proposalDirectory"].as_str().expect("dir"));
+    let file = r["migrationFile"].as_str().expect("file");
+    assert!(
+        file.ends_with("-hand-the-item-to-the-platform-team.yaml"),
+        "{file}"
+    );
+    let text = std::fs::read_to_string(dir.join(file)).expect("migration");
+    assert!(
+        !text.contains("01AAAAAAAAAAAAAAAAAAAAAAAA")
+            && text.contains(r["migrationId"].as_str().unwrap_or("?")),
+        "the caller's id is replaced: {text}"
+    );
+    let ev: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("evidence.json")).expect("evidence"),
+    )
+    .expect("json");
+    assert_eq!(
+        ev["itemId"],
+        json!(["architecture.hash-covers-tree", EXISTING])
+    );
+    // Accepted and applied, the owner changes.
+    repo.ok(&[
+        "--json",
+        "propose",
+        "accept",
+        r["proposalId"].as_str().expect("id"),
+    ]);
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "owner"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+
+    for (ops, needle) in [
+        (
+            json!([{"op": "upsertRevision", "itemId": EXISTING}]),
+            "knowledge.proposeChange",
+        ),
+        (
+            json!([{"op": "createItem", "itemId": "a.b"}]),
+            "knowledge.proposeChange",
+        ),
+        (
+            json!([{"op": "changeSensitivity", "itemId": EXISTING, "sensitivity": "public"}]),
+            "by hand",
+        ),
+        (
+            json!([{"op": "restoreItem", "itemId": EXISTING}]),
+            "by hand",
+        ),
+        (json!([{"op": "dropTable"}]), "changeOwner"),
+        (
+            json!([{"op": "changeOwner", "itemId": EXISTING}]),
+            "would not load",
+        ),
+    ] {
+        let text = refused(
+            &c.call(
+                "knowledge.generateMigrationDraft",
+                json!({"projectId": "demo", "document": doc(ops.clone()), "evidence": evidence}),
+            )
+            .await,
+            "INVALID_INPUT",
+        );
+        assert!(text.contains(needle), "{ops}: {text}");
+    }
+    daemon.shutdown().await;
 }

@@ -176,11 +176,16 @@ async fn the_seat_refuses_bad_arguments_without_echoing_them() {
     // A tool the contract defines but this build does not register is refused at dispatch
     // (once the write-intent tools land, this needs another unregistered tool or goes).
     let draft = json!({
-        "projectId": "demo", "document": {},
-        "evidence": {"agentId": "x", "taskId": "y", "model": "m", "reasoning": "r"}
+        "projectId": "demo", "repository": "a/b", "recordKey": "PRRT_x", "fixCommit": "a".repeat(40),
+        "itemId": "a.b", "title": "t", "body": "b", "kind": "decision", "category": "domain-rule",
+        "owner": "o", "author": "a", "description": "d",
+        "evidence": {"agentId": "x", "taskId": "y", "model": "m", "reasoning": "r"},
+        "sourceAnchors": [{"provider": "github", "sourceUri": "https://example.com"}]
     });
     let text = assert_refused(
-        &client.call("knowledge.generateMigrationDraft", draft).await,
+        &client
+            .call("review.generateKnowledgeCandidate", draft)
+            .await,
         "INVALID_INPUT",
     );
     assert!(text.contains("does not serve"), "{text}");

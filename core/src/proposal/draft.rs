@@ -528,3 +528,112 @@ pub(crate) fn evidence_json(
     text.push('\n');
     text
 }
+
+/// The operation kinds an MCP migration draft may carry (the response schema's list).
+pub use theurian_protocol::mcp::KnowledgeGenerateMigrationDraftResponseOperationsItem as DraftableOp;
+
+/// A drafted operations migration.
+#[derive(Debug, Clone)]
+pub struct MigrationDraft {
+    pub proposal_id: String,
+    pub proposal_directory: String,
+    pub migration_id: String,
+    pub migration_file: String,
+    pub evidence_file: String,
+    pub operations: Vec<DraftableOp>,
+}
+
+/// Keys whose values name items, collected for `evidence.json`.
+const ITEM_KEYS: &[&str] = &["itemId", "sourceItemId", "targetItemId", "alias"];
+
+impl DraftOnly {
+    /// Drafts an operations-only migration: the caller's operations, restricted to the kinds
+    /// that neither add content nor loosen what is served, under a header this build stamps.
+    pub fn draft_migration(
+        &self,
+        mut document: serde_json::Map<String, Value>,
+        evidence: &Evidence,
+        local: bool,
+    ) -> Result<MigrationDraft, DraftError> {
+        let ops = document
+            .get("operations")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut kinds = Vec::with_capacity(ops.len());
+        for (i, op) in ops.iter().enumerate() {
+            let name = op.get("op").and_then(Value::as_str).unwrap_or_default();
+            match name {
+                "createItem" | "upsertRevision" => {
+                    return Err(DraftError::refused(
+                        format!("document.operations[{i}] is `{name}`: content enters through `knowledge.proposeChange`, which stages the body and pins its digest."),
+                        "Draft the content change with knowledge.proposeChange instead.",
+                    ))
+                }
+                "changeSensitivity" | "restoreItem" => {
+                    return Err(DraftError::refused(
+                        format!("document.operations[{i}] is `{name}`, which loosens or widens what is served; no tool drafts it."),
+                        "A person writes that migration by hand and has it reviewed.",
+                    ))
+                }
+                _ => {}
+            }
+            let kind: DraftableOp = name.parse().map_err(|_| {
+                DraftError::refused(
+                    format!("document.operations[{i}] has no `op` this tool drafts."),
+                    format!("Use one of {}.", DraftableOp::VALUES.join(", ")),
+                )
+            })?;
+            kinds.push(kind);
+        }
+        let ids = crate::ulid::monotonic(2);
+        let (proposal_id, migration_id) = (ids[0].clone(), ids[1].clone());
+        document.insert(
+            "apiVersion".into(),
+            json!(theurian_protocol::migration::MigrationApiVersion::TheurianDevV1.to_string()),
+        );
+        document.insert("id".into(), json!(migration_id));
+        document.insert(
+            "createdAt".into(),
+            json!(chrono::Utc::now()
+                .format("%Y-%m-%dT%H:%M:%S+00:00")
+                .to_string()),
+        );
+        let value = order(&Value::Object(document), &MIGRATION_DOC, Trim::Nothing);
+        validate(&value)?;
+        let description = value
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let migration_file = format!("{migration_id}-{}.yaml", slug(description, "migration"));
+        let mut items: Vec<String> = ops
+            .iter()
+            .flat_map(|op| {
+                ITEM_KEYS
+                    .iter()
+                    .filter_map(|k| op.get(*k).and_then(Value::as_str).map(str::to_owned))
+            })
+            .collect();
+        items.sort();
+        items.dedup();
+        if local {
+            crate::layout::ensure_gitignore(&self.root.join(".gitignore"))?;
+        }
+        let dir = create_dir(&self.root, local, &proposal_id)?;
+        write_new(
+            &dir,
+            "evidence.json",
+            evidence_json(&proposal_id, &migration_id, json!(items), evidence, &[]).as_bytes(),
+        )?;
+        write_new(&dir, &migration_file, to_yaml(&value).as_bytes())?;
+        let rel_dir = format!("{}/{proposal_id}", proposals_dir(local));
+        Ok(MigrationDraft {
+            evidence_file: format!("{rel_dir}/evidence.json"),
+            proposal_directory: rel_dir,
+            proposal_id,
+            migration_id,
+            migration_file,
+            operations: kinds,
+        })
+    }
+}

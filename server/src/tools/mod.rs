@@ -4,6 +4,7 @@
 //! which input keys it reads; `None` keeps a tool this build does not serve yet out of
 //! `tools/list` (and `system.capabilities` reports it as absent).
 
+mod knowledge_generate_migration_draft;
 mod knowledge_get;
 mod knowledge_propose_change;
 mod knowledge_search;
@@ -115,7 +116,18 @@ impl ToolHandlers for Handlers {
         ],
         unread: &[],
     });
-    const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage> = None;
+    const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "agentId",
+            "taskId",
+            "document",
+            "evidence",
+            "local",
+        ],
+        unread: &[],
+    });
     const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage> = None;
 
     async fn knowledge_search(
@@ -158,6 +170,13 @@ impl ToolHandlers for Handlers {
         input: mcp::KnowledgeProposeChangeInput,
     ) -> Result<mcp::KnowledgeProposeChangeResponse, Refusal> {
         knowledge_propose_change::answer(&self.state, input).await
+    }
+
+    async fn knowledge_generate_migration_draft(
+        &self,
+        input: mcp::KnowledgeGenerateMigrationDraftInput,
+    ) -> Result<mcp::KnowledgeGenerateMigrationDraftResponse, Refusal> {
+        knowledge_generate_migration_draft::answer(&self.state, input).await
     }
 
     async fn project_list(
