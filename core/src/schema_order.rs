@@ -29,10 +29,16 @@ pub enum Trim {
 
 /// `value` reordered (and trimmed) by `root`'s top-level schema.
 pub fn order(value: &Value, root: &Value, trim: Trim) -> Value {
-    walk(value, root, root, trim)
+    order_keeping(value, root, trim, &[])
 }
 
-fn walk(value: &Value, node: &Value, root: &Value, trim: Trim) -> Value {
+/// [`order`], never trimming the keys at the JSON pointers in `keep` (values a writer chose on
+/// purpose, even when they equal the default).
+pub fn order_keeping(value: &Value, root: &Value, trim: Trim, keep: &[String]) -> Value {
+    walk(value, root, root, trim, "", keep)
+}
+
+fn walk(value: &Value, node: &Value, root: &Value, trim: Trim, at: &str, keep: &[String]) -> Value {
     let node = resolve(node, value, root);
     match value {
         Value::Object(m) => {
@@ -45,13 +51,17 @@ fn walk(value: &Value, node: &Value, root: &Value, trim: Trim) -> Value {
             let mut out = Map::new();
             for (k, sub) in &props {
                 let Some(v) = m.get(k) else { continue };
-                if trim == Trim::Defaults && !required.contains(&k.as_str()) {
+                let here = format!("{at}/{k}");
+                if trim == Trim::Defaults
+                    && !required.contains(&k.as_str())
+                    && !keep.contains(&here)
+                {
                     let default = resolve(sub, v, root).get("default").or(sub.get("default"));
                     if v.is_null() || default == Some(v) {
                         continue;
                     }
                 }
-                out.insert(k.clone(), walk(v, sub, root, trim));
+                out.insert(k.clone(), walk(v, sub, root, trim, &here, keep));
             }
             for (k, v) in m {
                 if !props.iter().any(|(name, _)| name == k) {
@@ -62,7 +72,13 @@ fn walk(value: &Value, node: &Value, root: &Value, trim: Trim) -> Value {
         }
         Value::Array(items) => {
             let sub = node.get("items").unwrap_or(&Value::Null);
-            Value::Array(items.iter().map(|x| walk(x, sub, root, trim)).collect())
+            Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| walk(x, sub, root, trim, &format!("{at}/{i}"), keep))
+                    .collect(),
+            )
         }
         other => other.clone(),
     }

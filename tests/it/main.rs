@@ -8,6 +8,7 @@
 //! * `generated`: the committed generated source against what the build produces.
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
 
+mod candidate;
 mod cli;
 mod daemon_cli;
 mod findings;

@@ -355,6 +355,10 @@ async fn no_registered_tool_writes_approved_state() {
             "knowledge.generateMigrationDraft",
             json!({"projectId": "demo", "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": EXISTING, "owner": "x"}]}, "evidence": {"agentId": "a", "taskId": "t", "model": "m", "reasoning": "r"}}),
         ),
+        (
+            "review.generateKnowledgeCandidate",
+            json!({"projectId": "demo", "repository": "a/b", "recordKey": "PRRT_x", "fixCommit": "a".repeat(40), "itemId": "a.b", "title": "t", "body": "b", "kind": "decision", "category": "domain-rule", "owner": "o", "author": "a", "description": "d", "evidence": {"agentId": "x", "taskId": "y", "model": "m", "reasoning": "r"}, "sourceAnchors": [{"provider": "github", "sourceUri": "https://example.com"}]}),
+        ),
         ("project.list", json!({})),
         ("system.capabilities", json!({})),
         ("review.findings", json!({"projectId": "demo"})),

@@ -22,6 +22,11 @@ fn fixtures(set: &str) -> PathBuf {
         .join(REPO_DIR)
 }
 
+/// [`copy_dir`] for the other test modules.
+pub fn copy_dir_pub(from: &Path, to: &Path) {
+    copy_dir(from, to)
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read") {

@@ -11,7 +11,7 @@ use super::{DraftError, NEXT_STEPS};
 use crate::migrate::emit::to_yaml;
 use crate::migrate::load::{sha256_hex, MIGRATION_SCHEMA};
 use crate::migrate::MigrationSet;
-use crate::schema_order::{order, schema, Trim};
+use crate::schema_order::{order, order_keeping, schema, Trim};
 use crate::store::apply::{replay_item, ItemView};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -137,6 +137,11 @@ impl DraftOnly {
         })
     }
 
+    /// The project this facade drafts into.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// The item as the landed set leaves it, as far as the caller may see it.
     fn current(&self, item: &str) -> Result<Option<ItemView>, DraftError> {
         let view = replay_item(&self.set, item).map_err(|e| {
@@ -239,6 +244,15 @@ impl DraftOnly {
                 let id = item_id.as_str();
                 id.rsplit_once('.').map_or(id, |(ns, _)| ns).to_owned()
             });
+        // Chosen or inherited values are written even when they equal the schema default;
+        // only values left to the default are left out.
+        let mut keep = Vec::new();
+        if trust.is_some() || current.is_some() {
+            keep.push("/operations/1/metadata/trustLevel".to_owned());
+        }
+        if sensitivity.is_some() || current.is_some() {
+            keep.push("/operations/1/metadata/sensitivity".to_owned());
+        }
         let trust = match trust {
             Some(t) => t,
             None => match &current {
@@ -383,7 +397,7 @@ impl DraftOnly {
                 "This is a defect in theurian: please report it.",
             )
         })?;
-        let value = order(&value, &MIGRATION_DOC, Trim::Defaults);
+        let value = order_keeping(&value, &MIGRATION_DOC, Trim::Defaults, &keep);
         validate(&value)?;
 
         let migration_file = format!(

@@ -11,6 +11,7 @@
 //! * [`files`]: naming (slug, body path) and writing a proposal directory.
 
 pub mod accept;
+pub mod candidate;
 pub mod draft;
 pub mod files;
 

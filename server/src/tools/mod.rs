@@ -12,6 +12,7 @@ mod knowledge_status;
 mod project;
 mod project_list;
 mod review_findings;
+mod review_generate_knowledge_candidate;
 mod review_search;
 mod review_shared;
 mod shape;
@@ -128,7 +129,32 @@ impl ToolHandlers for Handlers {
         ],
         unread: &[],
     });
-    const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage> = None;
+    const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "agentId",
+            "taskId",
+            "repository",
+            "recordKey",
+            "fixCommit",
+            "itemId",
+            "title",
+            "body",
+            "kind",
+            "category",
+            "owner",
+            "author",
+            "description",
+            "evidence",
+            "sourceAnchors",
+            "labels",
+            "scopePaths",
+            "namespace",
+            "expectedRevision",
+        ],
+        unread: &[],
+    });
 
     async fn knowledge_search(
         &self,
@@ -177,6 +203,13 @@ impl ToolHandlers for Handlers {
         input: mcp::KnowledgeGenerateMigrationDraftInput,
     ) -> Result<mcp::KnowledgeGenerateMigrationDraftResponse, Refusal> {
         knowledge_generate_migration_draft::answer(&self.state, input).await
+    }
+
+    async fn review_generate_knowledge_candidate(
+        &self,
+        input: mcp::ReviewGenerateKnowledgeCandidateInput,
+    ) -> Result<mcp::ReviewGenerateKnowledgeCandidateResponse, Refusal> {
+        review_generate_knowledge_candidate::answer(&self.state, input).await
     }
 
     async fn project_list(

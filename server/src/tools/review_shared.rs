@@ -38,13 +38,25 @@ impl Store {
         project_id: &str,
         snapshot_id: Option<&str>,
     ) -> Result<PathBuf, Refusal> {
+        self.locate_with_root(state, project_id, snapshot_id)
+            .await
+            .map(|(_, path)| path)
+    }
+
+    /// [`Store::locate`], also answering the project root.
+    pub async fn locate_with_root(
+        &self,
+        state: &AppState,
+        project_id: &str,
+        snapshot_id: Option<&str>,
+    ) -> Result<(PathBuf, PathBuf), Refusal> {
         let opened = open(state, project_id, snapshot_id).await?;
         let root = &opened.resolved.root;
         if !provenance::is_recorded(&state.data, root, self.kind, self.id) {
             return Err(self.unavailable());
         }
         match served_path(root, self.file) {
-            Ok(p) => Ok(p),
+            Ok(p) => Ok((root.clone(), p)),
             Err(ServedPath::Escapes) => Err(Refusal::new(
                 RefusalMetaCode::StateUnavailable,
                 format!("The store {} resolves outside the project's .theurian/state/, so it was not read. Remove .theurian/state/{}, then run `{}`.", self.file, self.file, self.rebuild),
