@@ -526,3 +526,139 @@ async fn operations_drafts_admit_ten_kinds_and_stamp_their_own_header() {
     }
     daemon.shutdown().await;
 }
+
+/// `propose accept` refuses what the landed set would not take, and moves nothing then.
+#[test]
+fn accept_refuses_secrets_conflicts_and_lowering_and_moves_nothing() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let root = repo.dir.path().to_path_buf();
+    let body = root.join("note.md");
+    let draft_cli = |item: &str, text: &str, extra: &[&str]| -> String {
+        std::fs::write(&body, text).expect("body");
+        let body = body.display().to_string();
+        let mut args = vec![
+            "--json",
+            "propose",
+            "--item-id",
+            item,
+            "--title",
+            "A note",
+            "--kind",
+            "decision",
+            "--owner",
+            "platform",
+            "--author",
+            "Jane Doe",
+            "--description",
+            "d",
+            "--body-file",
+            &body,
+            "--agent-id",
+            "me",
+            "--task-id",
+            "t",
+            "--model",
+            "none",
+            "--reasoning",
+            "r",
+            "--authored-here",
+        ];
+        args.extend_from_slice(extra);
+        repo.ok(&args)["proposalId"]
+            .as_str()
+            .expect("id")
+            .to_owned()
+    };
+    let migrations = || {
+        std::fs::read_dir(root.join(".theurian/migrations"))
+            .expect("dir")
+            .count()
+    };
+    let before = migrations();
+
+    // A secret in the body: blocked by default, nothing moves; accepted with a warning under warn.
+    let token = format!("ghp_{}", "A1b2".repeat(9));
+    let secret = draft_cli("decision.with-secret", &format!("use {token}\n"), &[]);
+    let text = repo.refused(&["--json", "propose", "accept", &secret], 1);
+    assert!(
+        text.contains("github-token") && !text.contains(&token),
+        "{text}"
+    );
+    assert_eq!(migrations(), before);
+    std::fs::write(
+        root.join(".theurian/config.yaml"),
+        "security:\n  secretScan: warn\n",
+    )
+    .expect("config");
+    let warned = repo.ok(&["--json", "propose", "accept", &secret]);
+    assert_eq!(warned["secretFindings"].as_array().map(Vec::len), Some(1));
+    assert_eq!(migrations(), before + 1);
+
+    // Two drafts of the same new item: the second no longer applies once the first landed.
+    let first = draft_cli("decision.twice", "one\n", &[]);
+    let second = draft_cli("decision.twice", "two\n", &[]);
+    repo.ok(&["--json", "propose", "accept", &first]);
+    let text = repo.refused(&["--json", "propose", "accept", &second], 1);
+    assert!(text.contains("do not apply"), "{text}");
+    assert_eq!(migrations(), before + 2);
+
+    // Lowering a sensitivity is refused at draft time already (exit 2), against the landed set.
+    let confidential = draft_cli(
+        "decision.guarded",
+        "guarded\n",
+        &["--sensitivity", "confidential"],
+    );
+    repo.ok(&["--json", "propose", "accept", &confidential]);
+    let rev = MigrationSetProbe::current_revision(&root, "decision.guarded");
+    std::fs::write(&body, "x\n").expect("body");
+    let body_arg = body.display().to_string();
+    let text = repo.refused(
+        &[
+            "--json",
+            "propose",
+            "--item-id",
+            "decision.guarded",
+            "--title",
+            "t",
+            "--kind",
+            "decision",
+            "--owner",
+            "o",
+            "--author",
+            "a",
+            "--description",
+            "d",
+            "--body-file",
+            &body_arg,
+            "--agent-id",
+            "me",
+            "--task-id",
+            "t",
+            "--model",
+            "m",
+            "--reasoning",
+            "r",
+            "--authored-here",
+            "--expected-revision",
+            &rev,
+            "--sensitivity",
+            "internal",
+        ],
+        2,
+    );
+    assert!(text.contains("lower it to internal"), "{text}");
+}
+
+/// Reads an item's current revision from the landed set, the way a drafter does.
+struct MigrationSetProbe;
+
+impl MigrationSetProbe {
+    fn current_revision(root: &Path, item: &str) -> String {
+        let set = theurian_core::migrate::MigrationSet::load(&root.canonicalize().expect("canon"))
+            .expect("set");
+        theurian_core::store::apply::replay_item(&set, item)
+            .expect("replay")
+            .and_then(|v| v.current)
+            .expect("revision")
+    }
+}
