@@ -15,7 +15,7 @@ use theurian_server::ToolNames;
 const REPO_DIR: &str = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
 const THREAD: &str = "PRRT_kwDOaaaaaaaaaaaa";
 
-fn commit_file(dir: &std::path::Path, path: &str, text: &str) -> String {
+pub fn commit_file(dir: &std::path::Path, path: &str, text: &str) -> String {
     let full = dir.join(path);
     std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
     std::fs::write(&full, text).expect("write");
@@ -74,7 +74,7 @@ fn pr_with_ci(review: &std::path::Path, n: u64, ci: Value) {
     std::fs::write(path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
 }
 
-fn args(record: &str, fix: &str) -> Value {
+pub fn args(record: &str, fix: &str) -> Value {
     json!({
         "projectId": "demo",
         "repository": "acme/order-service",

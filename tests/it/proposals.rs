@@ -334,7 +334,28 @@ async fn eight_concurrent_drafts_never_collide_or_lose_a_file() {
 /// built from exactly as they were. A tool registered later without an entry here fails.
 #[tokio::test]
 async fn no_registered_tool_writes_approved_state() {
-    let (repo, daemon) = serve().await;
+    // A project where every write-intent tool can succeed: evidence, a fix commit, both stores.
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let root = repo.dir.path().to_path_buf();
+    let rd = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
+    crate::review::copy_dir_pub(
+        &shared()
+            .join("reference/review-fixtures/evidence-from-test-corpora")
+            .join(rd),
+        &root.join(".theurian/review").join(rd),
+    );
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "evidence"]);
+    let fix = crate::candidate::commit_file(&root, "src/retrying.py", "lock after read\n");
+    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    repo.ok(&["--json", "review", "build"]);
+    let daemon = Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Dotted,
+    )
+    .await;
     let mut c = daemon.client();
     c.initialize().await;
     let calls: BTreeMap<&str, Value> = [
@@ -357,7 +378,7 @@ async fn no_registered_tool_writes_approved_state() {
         ),
         (
             "review.generateKnowledgeCandidate",
-            json!({"projectId": "demo", "repository": "a/b", "recordKey": "PRRT_x", "fixCommit": "a".repeat(40), "itemId": "a.b", "title": "t", "body": "b", "kind": "decision", "category": "domain-rule", "owner": "o", "author": "a", "description": "d", "evidence": {"agentId": "x", "taskId": "y", "model": "m", "reasoning": "r"}, "sourceAnchors": [{"provider": "github", "sourceUri": "https://example.com"}]}),
+            crate::candidate::args("PRRT_kwDOaaaaaaaaaaaa", &fix),
         ),
         ("project.list", json!({})),
         ("system.capabilities", json!({})),
@@ -661,4 +682,60 @@ impl MigrationSetProbe {
             .and_then(|v| v.current)
             .expect("revision")
     }
+}
+
+/// Accept never writes through a symlink a clone may carry inside the knowledge tree.
+#[test]
+fn accept_refuses_to_write_through_a_symlinked_knowledge_directory() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let root = repo.dir.path().to_path_buf();
+    let body = root.join("note.md");
+    std::fs::write(&body, "linked\n").expect("body");
+    let body = body.display().to_string();
+    let drafted = repo.ok(&[
+        "--json",
+        "propose",
+        "--item-id",
+        "decision.linked",
+        "--title",
+        "Linked",
+        "--kind",
+        "decision",
+        "--owner",
+        "o",
+        "--author",
+        "a",
+        "--description",
+        "d",
+        "--body-file",
+        &body,
+        "--agent-id",
+        "me",
+        "--task-id",
+        "t",
+        "--model",
+        "m",
+        "--reasoning",
+        "r",
+        "--authored-here",
+    ]);
+    let outside = tempfile::tempdir().expect("tempdir");
+    let link = root.join(".theurian/knowledge/decision");
+    let _ = std::fs::remove_dir_all(&link);
+    std::os::unix::fs::symlink(outside.path(), &link).expect("symlink");
+    let text = repo.refused(
+        &[
+            "--json",
+            "propose",
+            "accept",
+            drafted["proposalId"].as_str().expect("id"),
+        ],
+        4,
+    );
+    assert!(text.contains("symlink"), "{text}");
+    assert_eq!(
+        std::fs::read_dir(outside.path()).expect("read").count(),
+        0,
+        "nothing written outside"
+    );
 }

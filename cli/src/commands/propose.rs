@@ -131,5 +131,6 @@ fn request(a: ProposeArgs) -> Result<ContentRequest, CoreError> {
         sensitivity: a.sensitivity,
         expected_revision: a.expected_revision,
         local: a.local,
+        record_defaults: false,
     })
 }

@@ -44,10 +44,61 @@ pub fn scalar(s: &str) -> String {
     if plain_ok(s) {
         s.to_owned()
     } else if needs_double(s) {
-        // JSON's escapes are all YAML double-quoted escapes.
-        serde_json::to_string(s).unwrap_or_else(|_| "''".into())
+        double_quoted(s)
     } else {
         format!("'{}'", s.replace('\'', "''"))
+    }
+}
+
+/// A double-quoted scalar with every character a YAML 1.1 reader could fold, refuse or
+/// normalise written as an escape.
+fn double_quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{85}' => out.push_str("\\N"),
+            '\u{2028}' => out.push_str("\\L"),
+            '\u{2029}' => out.push_str("\\P"),
+            c if (c as u32) < 0x20 || ('\u{7f}'..='\u{9f}').contains(&c) => {
+                out.push_str(&format!("\\x{:02X}", c as u32))
+            }
+            '\u{feff}' => out.push_str("\\uFEFF"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A number as YAML 1.1 reads it back as the same number: floats always carry a `.` and an
+/// exponent, when there is one, carries its sign (`1e-7` would read as a string).
+fn number(n: &serde_json::Number) -> String {
+    if n.is_i64() || n.is_u64() {
+        return n.to_string();
+    }
+    let f = n.as_f64().unwrap_or_default();
+    let text = format!("{f:?}");
+    match text.split_once('e') {
+        Some((mantissa, exp)) => {
+            let mantissa = if mantissa.contains('.') {
+                mantissa.to_owned()
+            } else {
+                format!("{mantissa}.0")
+            };
+            let exp = if exp.starts_with('-') {
+                exp.to_owned()
+            } else {
+                format!("+{exp}")
+            };
+            format!("{mantissa}e{exp}")
+        }
+        None if text.contains('.') => text,
+        None => format!("{text}.0"),
     }
 }
 
@@ -55,7 +106,7 @@ fn leaf(v: &Value) -> Option<String> {
     match v {
         Value::Null => Some("null".into()),
         Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::Number(n) => Some(number(n)),
         Value::String(s) => Some(scalar(s)),
         Value::Array(a) if a.is_empty() => Some("[]".into()),
         Value::Object(m) if m.is_empty() => Some("{}".into()),
@@ -169,6 +220,7 @@ mod tests {
             "operations": [
                 {"op": "createItem", "itemId": "a.b", "labels": ["x", "y z"], "empty": [], "obj": {}},
                 {"op": "upsertRevision", "metadata": {"scope": {"paths": ["**", "src/*.rs"]}, "n": 3, "f": false, "none": null}},
+                {"op": "addEvidence", "confidence": 0.0000001, "c2": 0.5, "c3": 1.0, "c4": 1e21},
             ],
             "strings": tricky.to_vec(),
         });
@@ -177,5 +229,12 @@ mod tests {
         assert_eq!(back, doc, "{text}");
         assert!(text.contains("- op: createItem\n  itemId: a.b\n"), "{text}");
         assert!(text.contains("ADR-0001: Monorepo'"), "{text}");
+        // Characters a YAML 1.1 reader folds or refuses never appear raw.
+        for raw in [
+            '\u{85}', '\u{7f}', '\u{9b}', '\u{2028}', '\u{2029}', '\u{feff}', '\u{1}',
+        ] {
+            assert!(!text.contains(raw), "{raw:?} written raw");
+        }
+        assert!(text.contains("confidence: 1.0e-7"), "{text}");
     }
 }

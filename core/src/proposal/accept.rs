@@ -57,6 +57,31 @@ fn is_symlink(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
 }
 
+/// Refuses when any existing component of `path` below `root` is a symlink: accept reads its
+/// proposal and writes the knowledge tree without following links a clone may carry.
+fn no_links(root: &Path, path: &Path) -> Result<(), CoreError> {
+    let rel = path.strip_prefix(root).map_err(|_| {
+        state(
+            format!("{} is outside the project.", path.display()),
+            "Keep proposals and knowledge inside the project.",
+        )
+    })?;
+    let mut here = root.to_path_buf();
+    for c in rel.components() {
+        here.push(c);
+        if is_symlink(&here) {
+            return Err(state(
+                format!(
+                    "{} is a symlink; accept neither reads nor writes through one.",
+                    here.display()
+                ),
+                "Replace the link with the directory or file itself, then retry.",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The proposal's directory: in exactly one of the two proposal roots, a real directory.
 fn locate(root: &Path, id: &str) -> Result<PathBuf, CoreError> {
     let found: Vec<PathBuf> = [".theurian/proposals", ".theurian/proposals-local"]
@@ -98,8 +123,20 @@ pub fn accept(root: &Path, raw_id: &str) -> Result<Value, CoreError> {
             "Pass the `proposalId` a draft printed.",
         ));
     }
+    // One writer at a time: two accepts of one proposal must not interleave their moves.
+    let _lock = crate::store::lock::acquire(
+        &root.join(".theurian/runtime"),
+        crate::store::lock::WRITE_LOCK_WAIT,
+    )?;
     let landed = MigrationSet::load(root)?;
+    let landed_moves = replay(&landed).map_err(|e| {
+        state(
+            format!("The landed migrations do not apply on their own ({e}), so nothing can be accepted on top of them."),
+            "Fix the landed set first: `theurian migrate validate` names the fault.",
+        )
+    })?;
     let dir = locate(root, &id)?;
+    no_links(root, &dir)?;
     let plan = plan(root, &dir, &landed)?;
 
     // Secret scan over what would land.
@@ -133,7 +170,7 @@ pub fn accept(root: &Path, raw_id: &str) -> Result<Value, CoreError> {
         }
     }
 
-    rehearse(root, &plan, &landed)?;
+    rehearse(root, &plan, &landed, &landed_moves)?;
     let (written, replaced) = commit(root, &plan)?;
     // The staged copies go; evidence.json stays as the record of who drafted it.
     let mut remedy = None;
@@ -215,17 +252,22 @@ fn plan(root: &Path, dir: &Path, landed: &MigrationSet) -> Result<Plan, CoreErro
         })?;
     let doc_id = doc.get("id").and_then(Value::as_str).unwrap_or_default();
     let file_id = name.get(..26).unwrap_or_default();
-    if doc_id != file_id {
-        return Err(fail(
-            format!("{name} is named for migration {file_id} but its `id` is {doc_id:?}."),
-            "Make the file name's id and the document's `id` the same.",
+    let dest = root.join(".theurian/migrations").join(&name);
+    if std::fs::symlink_metadata(&dest).is_ok()
+        || landed
+            .ordered
+            .iter()
+            .any(|m| m.id == doc_id || m.id == file_id)
+    {
+        return Err(state(
+            format!("A migration named {name} (or with its id) has already landed."),
+            "This proposal was accepted already, or another change took its id: draft it again.",
         ));
     }
-    let dest = root.join(".theurian/migrations").join(&name);
-    if std::fs::symlink_metadata(&dest).is_ok() || landed.ordered.iter().any(|m| m.id == doc_id) {
-        return Err(state(
-            format!("A migration named {name} (or with id {doc_id}) has already landed."),
-            "This proposal was accepted already, or another change took its id: draft it again.",
+    if doc_id != file_id {
+        return Err(fail(
+            format!("{name} is named for migration {file_id} but its `id` differs."),
+            "Make the file name's id and the document's `id` the same.",
         ));
     }
     let ops = doc
@@ -243,10 +285,10 @@ fn plan(root: &Path, dir: &Path, landed: &MigrationSet) -> Result<Plan, CoreErro
         ));
     }
     let knowledge = normalise(&root.join(".theurian/knowledge"));
-    let landed_bodies: BTreeSet<(u64, u64)> = landed
+    let landed_bodies: std::collections::BTreeMap<(u64, u64), String> = landed
         .ordered
         .iter()
-        .flat_map(|m| m.bodies.iter().map(|b| b.identity))
+        .flat_map(|m| m.bodies.iter().map(|b| (b.identity, b.revision_id.clone())))
         .collect();
     let mut bodies = Vec::new();
     for op in &ops {
@@ -266,6 +308,12 @@ fn plan(root: &Path, dir: &Path, landed: &MigrationSet) -> Result<Plan, CoreErro
         };
         let rel = rel.to_string_lossy().into_owned();
         let src = dir.join(&rel);
+        no_links(root, &dest)?;
+        no_links(root, &src)?;
+        let revision = op
+            .get("revisionId")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let meta = std::fs::symlink_metadata(&src).map_err(|_| {
             fail(
                 format!("The proposal lacks the body {rel} its migration names."),
@@ -281,7 +329,8 @@ fn plan(root: &Path, dir: &Path, landed: &MigrationSet) -> Result<Plan, CoreErro
         if let Ok(existing) = std::fs::metadata(&dest) {
             use std::os::unix::fs::MetadataExt;
             let same = std::fs::read(&dest).ok() == std::fs::read(&src).ok();
-            if landed_bodies.contains(&(existing.dev(), existing.ino())) && !same {
+            let backs = landed_bodies.get(&(existing.dev(), existing.ino()));
+            if backs.is_some_and(|landed_rev| !(same && landed_rev == revision)) {
                 return Err(state(format!(".theurian/knowledge/{rel} backs a landed revision; accepting would overwrite it."), "A new revision gets a new body file: draft the change again."));
             }
         }
@@ -306,8 +355,36 @@ fn already_or_unfinished(dir: &Path, landed: &MigrationSet) -> CoreError {
             "Nothing to do; commit the landed files and run `theurian migrate apply` if you have not.",
         ),
         Some(mid) => fail(format!("The proposal holds no migration file, and its migration {mid} has not landed."), "The proposal is incomplete: draft it again."),
-        None => fail("The proposal holds no migration file and no record of one.", "Draft the proposal again."),
+        None if has_staged_body(dir) => fail(
+            "The proposal holds a staged body but no migration file: it looks unfinished.",
+            "Draft the proposal again.",
+        ),
+        None => state(
+            "The proposal holds neither a migration nor a staged body: it appears to have been accepted already.",
+            "Nothing to do; check .theurian/migrations/ for it.",
+        ),
     }
+}
+
+/// Whether a generated body file (`<leaf>.<ULID>.<ext>`) remains anywhere under `dir`.
+fn has_staged_body(dir: &Path) -> bool {
+    static BODY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[0-7][0-9A-HJKMNP-TV-Z]{25}\.(?:md|json|yaml)$",
+        )
+        .expect("constant regex")
+    });
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            } else if BODY.is_match(&e.file_name().to_string_lossy()) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -325,7 +402,12 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Loads and replays landed + proposed in a scratch copy, and compares every touched item.
-fn rehearse(root: &Path, plan: &Plan, landed: &MigrationSet) -> Result<(), CoreError> {
+fn rehearse(
+    root: &Path,
+    plan: &Plan,
+    landed: &MigrationSet,
+    landed_moves: &[crate::store::moves::Move],
+) -> Result<(), CoreError> {
     let scratch = tempfile_dir()?;
     let io = |e: std::io::Error| {
         fail(
@@ -365,12 +447,27 @@ fn rehearse(root: &Path, plan: &Plan, landed: &MigrationSet) -> Result<(), CoreE
                 e.remedy,
             )
         })?;
-        replay(&union).map_err(|e| {
+        let union_moves = replay(&union).map_err(|e| {
             fail(
                 format!("With the proposal added, the migrations do not apply: {e}."),
                 "Fix the proposal (or draft it again against the current state).",
             )
         })?;
+        let known: BTreeSet<String> = landed_moves
+            .iter()
+            .map(|m| m.to_json().to_string())
+            .collect();
+        let new: Vec<String> = union_moves
+            .iter()
+            .map(|m| m.to_json().to_string())
+            .filter(|m| !known.contains(m))
+            .collect();
+        if !new.is_empty() {
+            return Err(fail(
+                format!("With the proposal added, the set makes permissive moves it did not make before: {}.", new.join("; ")),
+                "Order the proposal after the migrations it builds on with `dependsOn`, or drop the loosening change.",
+            ));
+        }
         let proposed = union
             .ordered
             .iter()

@@ -120,6 +120,7 @@ impl DraftOnly {
         if !store.ends_with(STORE_FILE) {
             return Err(unresolved());
         }
+        super::draft::vocabulary(&req.kind, None, None)?;
         let root = self.root().to_path_buf();
         let thread_doc = stored(&root, store, &req.repository, &req.record_key).await?;
         let Record::Thread(thread) = &thread_doc.record else {
@@ -136,6 +137,14 @@ impl DraftOnly {
             .ok()
             .flatten()
             .ok_or_else(unresolved)?;
+        // Keys are stored as the number's own spelling: `#007` names no stored pull request.
+        if !thread
+            .event_key
+            .as_str()
+            .ends_with(&format!("#{pr_number}"))
+        {
+            return Err(unresolved());
+        }
         let pr_doc = stored(&root, store, &req.repository, &pr_number.to_string()).await?;
         let Record::PullRequest(pr) = &pr_doc.record else {
             return Err(unresolved());
@@ -223,14 +232,12 @@ impl DraftOnly {
             scope_paths: req.scope_paths.clone(),
             namespace: req.namespace.clone(),
             trust_level: Some(theurian_protocol::migration::TrustLevel::Inferred.to_string()),
-            // A revision of an existing item keeps its sensitivity; a new item starts internal.
-            sensitivity: if req.expected_revision.is_some() {
-                None
-            } else {
-                Some(theurian_protocol::migration::Sensitivity::Internal.to_string())
-            },
+            // Left to default: an existing item keeps its own, a new one takes the schema's,
+            // and the revision states it either way.
+            sensitivity: None,
             expected_revision: req.expected_revision.clone(),
             local: false,
+            record_defaults: true,
         };
         self.draft_content(&content)
     }

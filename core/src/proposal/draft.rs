@@ -68,6 +68,9 @@ pub struct ContentRequest {
     pub sensitivity: Option<String>,
     pub expected_revision: Option<String>,
     pub local: bool,
+    /// Write trust level and sensitivity into the revision even when they are defaults (a
+    /// review candidate states both).
+    pub record_defaults: bool,
 }
 
 /// The draft entries, and nothing else: what a write-intent tool is given.
@@ -99,6 +102,29 @@ fn typed<T: TryFrom<String>>(value: String, field: &str) -> Result<T, DraftError
             format!("Correct `{field}`; the migration schema under schemas/migrations/ states the rule."),
         )
     })
+}
+
+/// Checks the closed vocabularies of a content draft (kind, and trust level and sensitivity
+/// when given), before anything else about the request is looked at.
+pub fn vocabulary(
+    kind: &str,
+    trust: Option<&str>,
+    sensitivity: Option<&str>,
+) -> Result<(Kind, Option<TrustLevel>, Option<Sensitivity>), DraftError> {
+    let kind: Kind = kind.parse().map_err(|_| invalid("kind", Kind::VALUES))?;
+    let trust = trust
+        .map(|t| {
+            t.parse()
+                .map_err(|_| invalid("trustLevel", TrustLevel::VALUES))
+        })
+        .transpose()?;
+    let sensitivity = sensitivity
+        .map(|s| {
+            s.parse()
+                .map_err(|_| invalid("sensitivity", Sensitivity::VALUES))
+        })
+        .transpose()?;
+    Ok((kind, trust, sensitivity))
 }
 
 /// A `default` the migration schema states, at `pointer`, parsed into its type.
@@ -160,6 +186,8 @@ impl DraftOnly {
     /// Drafts a content change and writes its proposal directory.
     pub fn draft_content(&self, req: &ContentRequest) -> Result<ProposalPayload, DraftError> {
         for (field, value) in [
+            ("evidence.model", &req.evidence.model),
+            ("evidence.reasoning", &req.evidence.reasoning),
             ("title", &req.title),
             ("owner", &req.owner),
             ("author", &req.author),
@@ -169,24 +197,11 @@ impl DraftOnly {
                 return Err(blank(field));
             }
         }
-        let kind: Kind = req
-            .kind
-            .parse()
-            .map_err(|_| invalid("kind", Kind::VALUES))?;
-        let trust: Option<TrustLevel> = match &req.trust_level {
-            Some(t) => Some(
-                t.parse()
-                    .map_err(|_| invalid("trustLevel", TrustLevel::VALUES))?,
-            ),
-            None => None,
-        };
-        let sensitivity: Option<Sensitivity> = match &req.sensitivity {
-            Some(s) => Some(
-                s.parse()
-                    .map_err(|_| invalid("sensitivity", Sensitivity::VALUES))?,
-            ),
-            None => None,
-        };
+        let (kind, trust, sensitivity) = vocabulary(
+            &req.kind,
+            req.trust_level.as_deref(),
+            req.sensitivity.as_deref(),
+        )?;
         let ext = extension(&req.content_type).ok_or_else(|| {
             invalid(
                 "contentType",
@@ -247,10 +262,10 @@ impl DraftOnly {
         // Chosen or inherited values are written even when they equal the schema default;
         // only values left to the default are left out.
         let mut keep = Vec::new();
-        if trust.is_some() || current.is_some() {
+        if trust.is_some() || current.is_some() || req.record_defaults {
             keep.push("/operations/1/metadata/trustLevel".to_owned());
         }
-        if sensitivity.is_some() || current.is_some() {
+        if sensitivity.is_some() || current.is_some() || req.record_defaults {
             keep.push("/operations/1/metadata/sensitivity".to_owned());
         }
         let trust = match trust {

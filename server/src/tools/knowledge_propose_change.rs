@@ -91,6 +91,12 @@ pub(crate) async fn answer(
             "`itemId` is not a usable item id: ids are lower-case dot-separated kebab-case segments (e.g. architecture.retry-policy), at most 200 characters. Nothing was drafted.",
         ));
     }
+    theurian_core::proposal::draft::vocabulary(
+        &input.kind,
+        input.trust_level.as_deref(),
+        input.sensitivity.as_deref(),
+    )
+    .map_err(refusal)?;
     let evidence = evidence(
         &input.evidence,
         input.agent_id.as_ref().map(|a| a.as_str()),
@@ -114,6 +120,7 @@ pub(crate) async fn answer(
         sensitivity: input.sensitivity,
         expected_revision: input.expected_revision,
         local: input.local,
+        record_defaults: false,
     };
     let root = opened.resolved.root.clone();
     let visible: Vec<String> = state
