@@ -143,10 +143,26 @@ pub fn accept(root: &Path, raw_id: &str) -> Result<Value, CoreError> {
     let policy = crate::secrets::policy(root)?;
     let mut findings = Vec::new();
     if policy != Policy::Off {
-        let mut texts: Vec<(String, String)> = vec![(
-            plan.migration_name.clone(),
-            String::from_utf8_lossy(&plan.migration_bytes).into_owned(),
-        )];
+        // The raw bytes, every parsed string (a secret split by YAML escapes reassembles
+        // there), the file name and the landing paths.
+        let mut texts: Vec<(String, String)> = vec![
+            (
+                plan.migration_name.clone(),
+                String::from_utf8_lossy(&plan.migration_bytes).into_owned(),
+            ),
+            ("migration file name".into(), plan.migration_name.clone()),
+        ];
+        let parsed = crate::migrate::yaml::parse(&String::from_utf8_lossy(&plan.migration_bytes))
+            .unwrap_or(Value::Null);
+        let mut strings = Vec::new();
+        collect_strings(&parsed, &mut strings);
+        texts.push((
+            format!("{} (parsed)", plan.migration_name),
+            strings.join("\n"),
+        ));
+        for (_, _, rel) in &plan.bodies {
+            texts.push(("landing path".into(), format!(".theurian/knowledge/{rel}")));
+        }
         if let Ok(ev) = std::fs::read(dir.join("evidence.json")) {
             texts.push((
                 "evidence.json".into(),
@@ -363,6 +379,18 @@ fn already_or_unfinished(dir: &Path, landed: &MigrationSet) -> CoreError {
             "The proposal holds neither a migration nor a staged body: it appears to have been accepted already.",
             "Nothing to do; check .theurian/migrations/ for it.",
         ),
+    }
+}
+
+fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(m) => m.iter().for_each(|(k, x)| {
+            out.push(k.clone());
+            collect_strings(x, out)
+        }),
+        _ => {}
     }
 }
 

@@ -149,12 +149,14 @@ fn rank(s: &str) -> Option<usize> {
 impl DraftOnly {
     /// The facade for the project at `root` with its landed migrations loaded.
     pub fn open(root: &Path, visible: Option<Vec<String>>) -> Result<DraftOnly, DraftError> {
+        // A set that does not load is a project fault (its own exit code), not a bad request.
         let set = MigrationSet::load(root).map_err(|e| {
-            let core: crate::CoreError = e.into();
-            DraftError::refused(
-                format!("The project's landed migrations cannot be loaded, so nothing can be drafted against them: {}", core.message),
-                core.remedy,
-            )
+            let mut core: crate::CoreError = e.into();
+            core.message = format!(
+                "The project's landed migrations cannot be loaded, so nothing can be drafted against them: {}",
+                core.message
+            );
+            DraftError::Project(core)
         })?;
         Ok(DraftOnly {
             root: root.to_path_buf(),
