@@ -634,6 +634,11 @@ struct Engine<'a> {
 /// Replays the whole set from empty, in memory, touching no database: the permissive-moves
 /// report `migrate validate` prints, or the refusal an apply would meet.
 pub fn replay(set: &MigrationSet) -> Result<Vec<Move>, ApplyError> {
+    replay_mirror(set).map(|(_, moves)| moves)
+}
+
+/// The replay itself: the rows the set ends with, and its permissive moves.
+fn replay_mirror(set: &MigrationSet) -> Result<(Mirror, Vec<Move>), ApplyError> {
     let mut mirror = Mirror::default();
     let mut report = ApplyReport::default();
     let mut tracker = Tracker::default();
@@ -648,7 +653,7 @@ pub fn replay(set: &MigrationSet) -> Result<Vec<Move>, ApplyError> {
         }
         .run()?;
     }
-    Ok(tracker.into_moves())
+    Ok((mirror, tracker.into_moves()))
 }
 
 /// What the landed set makes of one item: the fields a proposal drafted against it inherits
@@ -677,20 +682,7 @@ pub fn replay_item(set: &MigrationSet, item: &str) -> Result<Option<ItemView>, A
     if !mentioned {
         return Ok(None);
     }
-    let mut mirror = Mirror::default();
-    let mut report = ApplyReport::default();
-    let mut tracker = Tracker::default();
-    for m in &set.ordered {
-        tracker.begin(&m.id);
-        Engine {
-            mirror: &mut mirror,
-            project: "replay",
-            migration: m,
-            report: &mut report,
-            tracker: &mut tracker,
-        }
-        .run()?;
-    }
+    let (mirror, _) = replay_mirror(set)?;
     Ok(mirror.items.get(item).map(|i| ItemView {
         status: i.status.clone(),
         current: i.current.clone(),
