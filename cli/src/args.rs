@@ -306,6 +306,22 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// Fuzz the parsers that read untrusted input (tool arguments, migration files, evidence
+    /// files, commit messages) with mutated seeds; fails when any input panics.
+    Fuzz {
+        /// arguments, migration, evidence, trailer or all (repeatable).
+        #[arg(long = "target", default_value = "all")]
+        targets: Vec<String>,
+        /// Mutants per target.
+        #[arg(long, default_value_t = 100_000)]
+        executions: u64,
+        /// Seed for the mutation generator (a run is reproducible from it).
+        #[arg(long, default_value_t = 7419)]
+        seed: u64,
+        /// Directories whose files seed the mutants (e.g. ../shared/reference/review-fixtures).
+        #[arg(long)]
+        corpus: Vec<PathBuf>,
+    },
     /// Time `findings build` (history walk, trailer parse, store swap) over a generated
     /// repository, best of `--runs`. Needs the `git` command to make the repository.
     Findings {

@@ -12,6 +12,7 @@ mod candidate;
 mod cli;
 mod daemon_cli;
 mod findings;
+mod fuzz;
 mod generated;
 mod key_sets;
 mod knowledge;

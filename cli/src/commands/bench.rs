@@ -27,6 +27,12 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
         }
         BenchCommand::Search { items, queries } => super::bench_search::run(items, queries),
         BenchCommand::Findings { commits, runs } => super::bench_findings::run(commits, runs),
+        BenchCommand::Fuzz {
+            targets,
+            executions,
+            seed,
+            corpus,
+        } => super::bench_fuzz::run(&targets, executions, seed, &corpus),
         BenchCommand::Apply { items, runs } => {
             let work = scratch()?;
             let root = work.path().join("corpus");

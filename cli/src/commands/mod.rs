@@ -3,6 +3,7 @@
 mod auth;
 mod bench;
 mod bench_findings;
+mod bench_fuzz;
 mod bench_search;
 mod daemon;
 mod findings;
