@@ -10,6 +10,7 @@
 
 mod candidate;
 mod cli;
+mod clients;
 mod daemon_cli;
 mod findings;
 mod fuzz;

@@ -1,0 +1,151 @@
+//! Real MCP clients against a real daemon: the official MCP Python SDK (Streamable HTTP client,
+//! installed by `.ci/run` into a virtualenv named by `THEURIAN_PY_SDK`) initializes, lists the
+//! tools and calls every one of them, validating each structured answer against the tool's
+//! published outputSchema; then again with underscore tool names.
+
+use crate::migrate_apply::{git, Repo};
+use crate::support::{root, shared, Daemon};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use theurian_core::datadir::DataDir;
+use theurian_server::ToolNames;
+
+/// The interpreter that has the SDK: `THEURIAN_PY_SDK` (CI sets it), else `python3` when it
+/// can import `mcp`; None when neither, so a developer without it is told, not failed.
+fn sdk_python() -> Option<String> {
+    if let Ok(p) = std::env::var("THEURIAN_PY_SDK") {
+        return Some(p);
+    }
+    let ok = Command::new("python3")
+        .args(["-c", "import mcp, jsonschema"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then(|| "python3".to_owned())
+}
+
+/// Runs the SDK client off the runtime's thread, so the in-process daemon keeps serving it.
+async fn run_sdk(python: &str, daemon: &Daemon, calls: &Value) -> Value {
+    let (python, url, token, calls) = (
+        python.to_owned(),
+        daemon.url(),
+        daemon.client().token.unwrap_or_default(),
+        calls.clone(),
+    );
+    tokio::task::spawn_blocking(move || run_sdk_blocking(&python, &url, &token, &calls))
+        .await
+        .expect("client thread")
+}
+
+fn run_sdk_blocking(python: &str, url: &str, token: &str, calls: &Value) -> Value {
+    let mut child = Command::new(python)
+        .arg(root().join("tests/clients/python_sdk.py"))
+        .arg(url)
+        .arg(token)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(calls.to_string().as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        out.status.success(),
+        "the SDK client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json line")
+}
+
+#[tokio::test]
+async fn the_official_python_sdk_calls_every_tool() {
+    let Some(python) = sdk_python() else {
+        eprintln!("skipped: no Python with the MCP SDK (set THEURIAN_PY_SDK; .ci/run installs it)");
+        return;
+    };
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let rd = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
+    let project = repo.dir.path().to_path_buf();
+    crate::review::copy_dir_pub(
+        &shared()
+            .join("reference/review-fixtures/evidence-from-test-corpora")
+            .join(rd),
+        &project.join(".theurian/review").join(rd),
+    );
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "evidence"]);
+    let fix = crate::candidate::commit_file(&project, "src/retrying.py", "lock after read\n");
+    git(
+        &project,
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    repo.ok(&["--json", "review", "build"]);
+    repo.ok(&["--json", "findings", "build"]);
+    let evidence = json!({"agentId": "sdk", "taskId": "t", "model": "m", "reasoning": "r"});
+    let calls = json!({
+        "project.list": {},
+        "system.capabilities": {},
+        "knowledge.status": {"projectId": "demo"},
+        "knowledge.search": {"projectId": "demo", "query": "state hash", "limit": 3},
+        "knowledge.get": {"projectId": "demo", "itemId": "architecture.state-hash-covers-the-working-tree"},
+        "review.findings": {"projectId": "demo"},
+        "review.search": {"projectId": "demo", "limit": 3},
+        "knowledge.proposeChange": {"projectId": "demo", "itemId": "decision.sdk-probe", "title": "SDK probe", "kind": "decision", "owner": "o", "author": "a", "description": "d", "body": "b\n", "contentType": "text/markdown", "evidence": evidence, "labels": ["authored-in-theurian"]},
+        "knowledge.generateMigrationDraft": {"projectId": "demo", "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": "architecture.state-hash-covers-the-working-tree", "owner": "x"}]}, "evidence": evidence},
+        "review.generateKnowledgeCandidate": crate::candidate::args("PRRT_kwDOaaaaaaaaaaaa", &fix),
+    });
+    let daemon = Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Dotted,
+    )
+    .await;
+    let report = run_sdk(&python, &daemon, &calls).await;
+    assert_eq!(
+        report["tools"].as_array().map(Vec::len),
+        Some(10),
+        "{report}"
+    );
+    for (name, r) in report["results"].as_object().expect("results") {
+        assert_eq!(
+            (r["isError"].as_bool(), r["structured"].as_bool()),
+            (Some(false), Some(true)),
+            "{name}: {report}"
+        );
+    }
+    daemon.shutdown().await;
+
+    // Underscore names, for clients that refuse dots: listed that way and callable that way.
+    let daemon = Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Underscore,
+    )
+    .await;
+    let report = run_sdk(
+        &python,
+        &daemon,
+        &json!({"knowledge_status": {"projectId": "demo"}, "review_search": {"projectId": "demo", "limit": 1}}),
+    )
+    .await;
+    assert!(
+        report["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .all(|t| !t.as_str().unwrap_or(".").contains('.')),
+        "{report}"
+    );
+    assert_eq!(
+        report["results"]["knowledge_status"]["isError"], false,
+        "{report}"
+    );
+    daemon.shutdown().await;
+}
