@@ -47,6 +47,12 @@ pub enum Command {
     Auth(AuthCommand),
     /// Print this build's version and protocol version.
     Version,
+    /// Print a shell completion script: `theurian completions bash > /etc/bash_completion.d/theurian`,
+    /// or `source <(theurian completions zsh)`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// Measure this build: generate a corpus and time the pipeline over it.
     #[command(subcommand)]
     Bench(BenchCommand),

@@ -49,13 +49,15 @@ fn scalar(v: &Value) -> String {
 
 /// Prints a success and returns exit code 0.
 pub fn success(value: &Value, json: bool) -> i32 {
-    if json {
-        print!("{}", sorted_json(value));
+    let text = if json {
+        sorted_json(value)
     } else {
         let mut out = String::new();
         render(value, 0, &mut out);
-        print!("{out}");
-    }
+        out
+    };
+    // A reader that closed the pipe early (`| head`) ends the output, not the process in a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
     0
 }
 

@@ -172,3 +172,33 @@ fn demo_project_files_register_and_serve() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("demo"));
     assert!(!dir.path().join("user-data/projects.json").exists());
 }
+
+#[test]
+fn completions_are_printed_for_each_shell_and_a_closed_pipe_is_quiet() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .args(["completions", shell])
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("propose") && text.contains("findings"),
+            "{shell}: {text}"
+        );
+    }
+    // The reader goes away after the first bytes: no panic, no backtrace.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .args(["completions", "zsh"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

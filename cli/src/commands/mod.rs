@@ -33,6 +33,16 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut cmd = crate::args::Cli::command();
+            // Written to memory first: a closed pipe (`| head`) is then a quiet end, not a panic.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "theurian", &mut script);
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), &script);
+            // The script is the output; nothing else is printed.
+            std::process::exit(0);
+        }
         Command::Bench(cmd) => bench::run(cmd),
         Command::Demo { port, dir } => crate::demo::run(port, dir),
     }
