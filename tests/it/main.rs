@@ -17,6 +17,7 @@ mod fuzz;
 mod generated;
 mod key_sets;
 mod knowledge;
+mod load;
 mod migrate;
 mod migrate_apply;
 mod operations;
