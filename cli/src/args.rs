@@ -45,6 +45,9 @@ pub enum Command {
     /// Manage the daemon's bearer token.
     #[command(subcommand)]
     Auth(AuthCommand),
+    /// Check this installation and the project here, and say how to fix what is wrong
+    /// (registry, token, serving profile, daemon, migrations, state, index, review stores).
+    Doctor,
     /// Print this build's version and protocol version.
     Version,
     /// Print a shell completion script: `theurian completions bash > /etc/bash_completion.d/theurian`,

@@ -202,3 +202,44 @@ fn completions_are_printed_for_each_shell_and_a_closed_pipe_is_quiet() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn doctor_names_what_is_wrong_and_passes_once_it_is_fixed() {
+    let repo =
+        crate::migrate_apply::Repo::of(&crate::support::shared().join("corpus/theurian-dogfood"));
+    let out = repo.run(&["--json", "doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("report");
+    let failing: Vec<&str> = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .filter_map(|c| c["check"].as_str())
+        .collect();
+    assert_eq!(
+        failing,
+        ["project registered", "applied state", "index"],
+        "{report}"
+    );
+    assert!(report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .all(|c| c["ok"] == true || c["remedy"].is_string()));
+    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    repo.ok(&["--json", "index", "build"]);
+    assert_eq!(repo.ok(&["--json", "doctor"])["ok"], true);
+    // A store nobody here built is named.
+    std::fs::write(
+        repo.dir
+            .path()
+            .join(".theurian/state/theurian-review-local.sqlite"),
+        b"x",
+    )
+    .expect("plant");
+    let out = repo.run(&["--json", "doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("review store"));
+}

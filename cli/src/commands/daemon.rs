@@ -187,7 +187,7 @@ fn stop(data: &DataDir) -> Result<Value, CoreError> {
     ))
 }
 
-fn status(data: &DataDir) -> Value {
+pub fn status(data: &DataDir) -> Value {
     let running = matches!(DaemonLock::try_acquire(data), Ok(None));
     let info = if running { read_lock_info(data) } else { None };
     let health = info.as_ref().and_then(|i| daemon::probe(i.port));

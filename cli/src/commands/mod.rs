@@ -6,6 +6,7 @@ mod bench_findings;
 mod bench_fuzz;
 mod bench_search;
 mod daemon;
+mod doctor;
 mod findings;
 mod index;
 mod init;
@@ -33,6 +34,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),
+        Command::Doctor => doctor::run(&data, cli.json),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = crate::args::Cli::command();
