@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Side-by-side performance of this build and the reference (theurian 0.5.3) on one project.
+
+usage: scripts/side_by_side.py PROJECT_DIR [--ours target/release/theurian] [--n 400]
+
+PROJECT_DIR must be a git repository holding .theurian/ with committed migrations. The script
+serves it with the reference (../shared/peer/run-reference.sh, port 17419) and with ours (a
+scratch data directory, port 17420), runs ../shared/peer/bench_mcp.py against both for every
+read tool at 1 and 8 clients, reads each daemon's resident memory from /proc, prints a table
+of p50 latency, throughput and the ratios, and stops both daemons. Needs root (the reference
+runs in a chroot) and a release build of ours. Not part of CI: the numbers are for the notes.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEER = os.path.join(HERE, "..", "..", "shared", "peer")
+PEER_ROOT = os.environ.get("PEER_ROOT", os.path.expanduser("~/.cache/theurian-peer"))
+
+
+def sh(args, **kw):
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def bench(url, token, tool, args_file, n, conc):
+    out = sh([sys.executable, os.path.join(PEER, "bench_mcp.py"), url, token, tool, args_file, "--n", str(n), "--conc", str(conc)])
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("project")
+    ap.add_argument("--ours", default=os.path.join(HERE, "..", "target", "release", "theurian"))
+    ap.add_argument("--n", type=int, default=400)
+    a = ap.parse_args()
+    project = os.path.realpath(a.project)
+    name = os.path.basename(project)
+
+    ref = sh(["bash", os.path.join(PEER, "run-reference.sh"), project, "17419"])
+    ref_token = re.search(r"token=(\S+)", ref).group(1)
+    data = tempfile.mkdtemp(prefix="theurian-side-")
+    env = dict(os.environ, THEURIAN_DATA_DIR=data)
+    for cmd in (["project", "register", "--project-id", name], ["migrate", "apply"], ["index", "build"]):
+        sh([a.ours, "--json", *cmd], cwd=project, env=env)
+    sh([a.ours, "daemon", "start", "--port", "17420"], cwd=project, env=env)
+    ours_pid = json.loads(sh([a.ours, "--json", "daemon", "status"], env=env))["pid"]
+    with open(os.path.join(PEER_ROOT, "data-17419", "daemon.lock")) as f:
+        ref_pid = int(re.search(r"\d+", f.read()).group(0))
+
+    item = json.loads(sh([sys.executable, os.path.join(PEER, "mcp_call.py"), "http://127.0.0.1:17420/mcp",
+                          os.path.join(data, "auth", "mcp-token"), "tools/call",
+                          json.dumps({"name": "knowledge.search", "arguments": {"projectId": name, "query": "the", "limit": 1}})]).splitlines()[-1])
+    first = (item.get("result", {}).get("structuredContent", {}).get("results") or [{}])[0].get("itemId", "none.none")
+    tools = {
+        "knowledge.search": [{"projectId": name, "query": q} for q in ("state hash", "daemon token", "migration order", "retrieval index", "review findings")],
+        "knowledge.get": [{"projectId": name, "itemId": first}],
+        "knowledge.status": [{"projectId": name}],
+        "project.list": [{}],
+        "system.capabilities": [{}],
+    }
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for tool, args in tools.items():
+            path = os.path.join(tmp, tool + ".json")
+            with open(path, "w") as f:
+                json.dump(args, f)
+            for conc in (1, 8):
+                r = bench("http://127.0.0.1:17419/mcp", os.path.join(PEER_ROOT, "data-17419", "auth", "mcp-token"), tool, path, a.n, conc)
+                o = bench("http://127.0.0.1:17420/mcp", os.path.join(data, "auth", "mcp-token"), tool, path, a.n, conc)
+                rows.append((tool, conc, r, o))
+    rss = (rss_mib(ref_pid), rss_mib(ours_pid))
+    sh([a.ours, "daemon", "stop"], env=env)
+    sh(["bash", os.path.join(PEER, "stop-reference.sh"), "17419"])
+
+    print(f"project {project}, {a.n} calls per cell")
+    print(f"{'tool':22} {'clients':>7} {'ref p50 ms':>11} {'ours p50 ms':>12} {'p50 ratio':>10} {'ref calls/s':>12} {'ours calls/s':>13} {'throughput x':>13} {'errors r/o':>10}")
+    for tool, conc, r, o in rows:
+        print(f"{tool:22} {conc:>7} {r['p50_ms']:>11.2f} {o['p50_ms']:>12.2f} {r['p50_ms'] / max(o['p50_ms'], 1e-6):>10.1f} "
+              f"{r['calls_per_s']:>12.1f} {o['calls_per_s']:>13.1f} {o['calls_per_s'] / max(r['calls_per_s'], 1e-6):>13.1f} {r['errors']:>5}/{o['errors']}")
+    print(f"resident memory after the run: reference {rss[0]:.1f} MiB, ours {rss[1]:.1f} MiB ({rss[0] / max(rss[1], 1e-6):.1f}x smaller)")
+
+
+if __name__ == "__main__":
+    main()
