@@ -45,6 +45,9 @@ pub enum Command {
     /// Manage the daemon's bearer token.
     #[command(subcommand)]
     Auth(AuthCommand),
+    /// Print the command-line reference as Markdown (docs/cli.md is this output).
+    #[command(hide = true)]
+    Reference,
     /// Check this installation and the project here, and say how to fix what is wrong
     /// (registry, token, serving profile, daemon, migrations, state, index, review stores).
     Doctor,

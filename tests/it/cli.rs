@@ -243,3 +243,32 @@ fn doctor_names_what_is_wrong_and_passes_once_it_is_fixed() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("review store"));
 }
+
+/// docs/cli.md is what the binary's own clap definitions render; a change to a command's
+/// options or help shows up here until the page is refreshed.
+#[test]
+fn cli_reference_matches_the_binary() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .arg("reference")
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let rendered = String::from_utf8(out.stdout).expect("utf8");
+    let path = crate::support::root().join("docs/cli.md");
+    if std::env::var_os("THEURIAN_BLESS").is_some() {
+        std::fs::write(&path, &rendered).expect("write docs/cli.md");
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == rendered,
+        "docs/cli.md is out of date with the CLI. Refresh it with:  THEURIAN_BLESS=1 cargo test -p theurian-cli --test it cli_reference"
+    );
+    for command in [
+        "## `theurian`",
+        "`theurian propose accept`",
+        "`theurian review ingest`",
+        "`theurian doctor`",
+    ] {
+        assert!(committed.contains(command), "{command}");
+    }
+}

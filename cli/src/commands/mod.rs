@@ -13,6 +13,7 @@ mod init;
 mod migrate;
 mod project;
 mod propose;
+mod reference;
 mod review;
 mod version;
 
@@ -35,6 +36,11 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),
         Command::Doctor => doctor::run(&data, cli.json),
+        Command::Reference => {
+            let _ =
+                std::io::Write::write_all(&mut std::io::stdout(), reference::markdown().as_bytes());
+            std::process::exit(0);
+        }
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = crate::args::Cli::command();
