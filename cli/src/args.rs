@@ -45,9 +45,14 @@ pub enum Command {
     /// Manage the daemon's bearer token.
     #[command(subcommand)]
     Auth(AuthCommand),
-    /// Print the command-line reference as Markdown (docs/cli.md is this output).
+    /// Print the command-line reference as Markdown (docs/cli.md is this output), or with
+    /// `--protocol` the MCP tool reference generated from schemas/ (docs/protocol.md).
     #[command(hide = true)]
-    Reference,
+    Reference {
+        /// The MCP protocol page instead of the CLI reference.
+        #[arg(long)]
+        protocol: bool,
+    },
     /// Check this installation and the project here, and say how to fix what is wrong
     /// (registry, token, serving profile, daemon, migrations, state, index, review stores).
     Doctor,

@@ -272,3 +272,34 @@ fn cli_reference_matches_the_binary() {
         assert!(committed.contains(command), "{command}");
     }
 }
+
+/// docs/protocol.md is what `schemas/` says about every tool's inputs.
+#[test]
+fn protocol_reference_matches_the_schemas() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .args(["reference", "--protocol"])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let rendered = String::from_utf8(out.stdout).expect("utf8");
+    let path = crate::support::root().join("docs/protocol.md");
+    if std::env::var_os("THEURIAN_BLESS").is_some() {
+        std::fs::write(&path, &rendered).expect("write docs/protocol.md");
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == rendered,
+        "docs/protocol.md is out of date with schemas/. Refresh it with:  THEURIAN_BLESS=1 cargo test -p theurian-cli --test it protocol_reference"
+    );
+    for tool in theurian_protocol::tools::TOOLS.iter() {
+        assert!(
+            committed.contains(&format!("## `{}`", tool.name)),
+            "{}",
+            tool.name
+        );
+    }
+    assert!(
+        committed.contains("at most 2000 chars"),
+        "the knowledge.search query bound is listed"
+    );
+}

@@ -36,9 +36,13 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),
         Command::Doctor => doctor::run(&data, cli.json),
-        Command::Reference => {
-            let _ =
-                std::io::Write::write_all(&mut std::io::stdout(), reference::markdown().as_bytes());
+        Command::Reference { protocol } => {
+            let page = if protocol {
+                reference::protocol()
+            } else {
+                reference::markdown()
+            };
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), page.as_bytes());
             std::process::exit(0);
         }
         Command::Completions { shell } => {
