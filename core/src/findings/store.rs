@@ -6,7 +6,6 @@ use super::history::Load;
 use super::trailer::PARSER_STAMP;
 use crate::knowledge::text::cut;
 use crate::store::bulk::{insert, Val};
-use crate::store::schema::open_ro;
 use crate::store::swap::rebuild;
 use crate::CoreError;
 use sqlx::{Row, SqliteConnection};
@@ -89,38 +88,25 @@ pub struct FindingRow {
     pub committed_at: String,
 }
 
-/// Why a store cannot be served (never distinguished to the caller).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unavailable;
+pub use crate::store::swap::Unavailable;
+
+/// The store at `path`, read-only, when its stamp is current.
+pub async fn open(path: &Path) -> Result<sqlx::SqliteConnection, Unavailable> {
+    crate::store::swap::open_served(
+        path,
+        "SELECT findings_schema_version, parser_stamp FROM findings_metadata WHERE id = 1",
+        |r| {
+            r.try_get::<i64, _>(0).ok() == Some(SCHEMA_VERSION)
+                && r.try_get::<String, _>(1).ok().as_deref() == Some(PARSER_STAMP)
+        },
+    )
+    .await
+}
 
 /// One read: the stamp check, then the query, `limit + 1` rows for the truncation probe.
 pub async fn read(path: &Path, f: &Filters<'_>) -> Result<(Vec<FindingRow>, bool), Unavailable> {
-    let meta = std::fs::metadata(path).map_err(|_| Unavailable)?;
-    if !meta.is_file() {
-        return Err(Unavailable);
-    }
-    let mut conn = open_ro(path).await.map_err(|_| Unavailable)?;
-    let stamp = sqlx::query(
-        "SELECT findings_schema_version, parser_stamp FROM findings_metadata WHERE id = 1",
-    )
-    .fetch_optional(&mut conn)
-    .await
-    .map_err(|_| Unavailable)?;
-    let current = stamp.is_some_and(|r| {
-        r.try_get::<i64, _>(0).ok() == Some(SCHEMA_VERSION)
-            && r.try_get::<String, _>(1).ok().as_deref() == Some(PARSER_STAMP)
-    });
-    if !current {
-        return Err(Unavailable);
-    }
-    let pattern = f.q.map(|q| {
-        format!(
-            "%{}%",
-            q.replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
-        )
-    });
+    let mut conn = open(path).await?;
+    let pattern = f.q.map(crate::store::schema::like_pattern);
     let rows = sqlx::query(
         "SELECT commit_sha, position, reviewer, severity, substr(finding_text, 1, ?6), committed_at FROM findings
          WHERE (?1 IS NULL OR reviewer = ?1) AND (?2 IS NULL OR severity = ?2) AND (?3 IS NULL OR commit_sha = ?3)

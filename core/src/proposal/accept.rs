@@ -11,7 +11,7 @@
 use crate::migrate::MigrationSet;
 use crate::paths::MAX_SOURCE_FILE_BYTES;
 use crate::secrets::{scan, Policy};
-use crate::store::apply::{replay, replay_item};
+use crate::store::apply::{replay, replay_items};
 use crate::CoreError;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -512,15 +512,13 @@ fn rehearse(
                     .filter_map(|op| op.get("itemId").and_then(Value::as_str).map(str::to_owned))
             })
             .collect();
-        let rank = |s: &str| {
-            theurian_protocol::migration::Sensitivity::VALUES
-                .iter()
-                .position(|v| *v == s)
-        };
+        let rank = super::draft::rank;
+        // One replay of each set, not one per touched item (both already replayed above).
+        let names: Vec<&str> = touched.iter().map(String::as_str).collect();
+        let before_all = replay_items(landed, &names).unwrap_or_default();
+        let after_all = replay_items(&union, &names).unwrap_or_default();
         for item in &touched {
-            let before = replay_item(landed, item).ok().flatten();
-            let after = replay_item(&union, item).ok().flatten();
-            if let (Some(b), Some(a)) = (&before, &after) {
+            if let (Some(b), Some(a)) = (before_all.get(item), after_all.get(item)) {
                 if rank(&a.sensitivity) < rank(&b.sensitivity) {
                     return Err(fail(format!("The proposal lowers {item}'s sensitivity from {} to {}.", b.sensitivity, a.sensitivity), "Lowering a sensitivity is a deliberate act: hand-write a `changeSensitivity` migration."));
                 }

@@ -89,7 +89,8 @@ async fn stored(
     repository: &str,
     key: &str,
 ) -> Result<Document, DraftError> {
-    let mut conn = crate::store::schema::open_ro(store)
+    // A stamp-checked open: a stale or damaged store resolves nothing.
+    let mut conn = crate::review::store::open(store)
         .await
         .map_err(|_| unresolved())?;
     let rows = sqlx::query("SELECT relative_path FROM review_records WHERE repository = ?1 AND record_key = ?2 LIMIT 2")

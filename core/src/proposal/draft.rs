@@ -142,7 +142,7 @@ fn schema_default<T: std::str::FromStr>(pointer: &str) -> Result<T, DraftError> 
 }
 
 /// The disclosure order of sensitivities, from the schema.
-fn rank(s: &str) -> Option<usize> {
+pub(crate) fn rank(s: &str) -> Option<usize> {
     Sensitivity::VALUES.iter().position(|v| *v == s)
 }
 
@@ -207,7 +207,7 @@ impl DraftOnly {
         let ext = extension(&req.content_type).ok_or_else(|| {
             invalid(
                 "contentType",
-                &["text/markdown", "application/json", "application/yaml"],
+                theurian_protocol::mcp::KnowledgeProposeChangeInputContentType::VALUES,
             )
         })?;
         let item_id: theurian_protocol::migration::ItemId = typed(req.item_id.clone(), "itemId")?;
@@ -362,8 +362,8 @@ impl DraftOnly {
             owner: typed(req.owner.clone(), "owner")?,
             trust_level: trust,
             sensitivity,
-            tenant_id: typed("local".to_owned(), "tenantId")?,
-            acl_group: typed("default".to_owned(), "aclGroup")?,
+            tenant_id: schema_default("/$defs/revisionMetadata/properties/tenantId/default")?,
+            acl_group: schema_default("/$defs/revisionMetadata/properties/aclGroup/default")?,
             valid_from: None,
             valid_to: None,
             labels,

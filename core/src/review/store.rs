@@ -11,7 +11,7 @@ use super::listing::{fingerprints, read_all, review_root, Entry};
 use crate::knowledge::text::{cut, EXCERPT_CHARS};
 use crate::store::bulk::{insert, Val};
 use crate::store::lock::{acquire, WRITE_LOCK_WAIT};
-use crate::store::schema::open_ro;
+use crate::store::schema::like_pattern;
 use crate::store::swap::rebuild;
 use crate::CoreError;
 use sqlx::{Row, SqliteConnection};
@@ -259,42 +259,21 @@ pub struct Filters<'a> {
     pub limit: usize,
 }
 
-/// Why a store cannot be served (never distinguished to the caller).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unavailable;
+pub use crate::store::swap::Unavailable;
 
-/// A `LIKE` pattern matching `needle` literally anywhere (with `\` as the escape).
-pub fn like_pattern(needle: &str) -> String {
-    format!(
-        "%{}%",
-        needle
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_")
-    )
+/// The store at `path`, read-only, when its stamp is current.
+pub async fn open(path: &Path) -> Result<sqlx::SqliteConnection, Unavailable> {
+    crate::store::swap::open_served(path, "SELECT review_search_schema_version, evidence_format_version FROM review_search_metadata WHERE id = 1", |r| {
+        r.try_get::<i64, _>(0).ok() == Some(SCHEMA_VERSION)
+            && r.try_get::<i64, _>(1).ok() == Some(format_version())
+    })
+    .await
 }
 
 /// One read: the version check, then up to `limit + 1` matching records in the store's order,
 /// each with the first matching text fragment as its excerpt.
 pub async fn read(path: &Path, f: &Filters<'_>) -> Result<Vec<Served>, Unavailable> {
-    let meta = std::fs::metadata(path).map_err(|_| Unavailable)?;
-    if !meta.is_file() {
-        return Err(Unavailable);
-    }
-    let mut conn = open_ro(path).await.map_err(|_| Unavailable)?;
-    let stamp = sqlx::query(
-        "SELECT review_search_schema_version, evidence_format_version FROM review_search_metadata WHERE id = 1",
-    )
-    .fetch_optional(&mut conn)
-    .await
-    .map_err(|_| Unavailable)?;
-    let current = stamp.is_some_and(|r| {
-        r.try_get::<i64, _>(0).ok() == Some(SCHEMA_VERSION)
-            && r.try_get::<i64, _>(1).ok() == Some(format_version())
-    });
-    if !current {
-        return Err(Unavailable);
-    }
+    let mut conn = open(path).await?;
     let q = f.q.map(like_pattern);
     let excerpt_pattern = q.clone().unwrap_or_else(|| "%".to_owned());
     let rows = sqlx::query(

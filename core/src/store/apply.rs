@@ -682,16 +682,34 @@ pub fn replay_item(set: &MigrationSet, item: &str) -> Result<Option<ItemView>, A
     if !mentioned {
         return Ok(None);
     }
+    Ok(replay_items(set, &[item])?.remove(item))
+}
+
+/// Replays the set once and returns each named item that exists at its end.
+pub fn replay_items(
+    set: &MigrationSet,
+    items: &[&str],
+) -> Result<BTreeMap<String, ItemView>, ApplyError> {
     let (mirror, _) = replay_mirror(set)?;
-    Ok(mirror.items.get(item).map(|i| ItemView {
-        status: i.status.clone(),
-        current: i.current.clone(),
-        namespace: i.namespace.clone(),
-        kind: i.kind.clone(),
-        owner: i.owner.clone(),
-        trust: i.trust.clone(),
-        sensitivity: i.sensitivity.clone(),
-    }))
+    Ok(items
+        .iter()
+        .filter_map(|item| {
+            mirror.items.get(*item).map(|i| {
+                (
+                    (*item).to_owned(),
+                    ItemView {
+                        status: i.status.clone(),
+                        current: i.current.clone(),
+                        namespace: i.namespace.clone(),
+                        kind: i.kind.clone(),
+                        owner: i.owner.clone(),
+                        trust: i.trust.clone(),
+                        sensitivity: i.sensitivity.clone(),
+                    },
+                )
+            })
+        })
+        .collect())
 }
 
 /// JSON text as Python's `json.dumps` writes a list of strings (", " between items); the one

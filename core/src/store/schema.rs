@@ -229,3 +229,14 @@ pub async fn schema_version(conn: &mut SqliteConnection) -> i64 {
         .flatten()
         .unwrap_or(0)
 }
+
+/// A `LIKE` pattern matching `needle` literally anywhere (with `\` as the escape).
+pub fn like_pattern(needle: &str) -> String {
+    format!(
+        "%{}%",
+        needle
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    )
+}

@@ -5,6 +5,7 @@
 use super::pipeline::remove_database;
 use super::schema::options;
 use crate::paths::{resolve_inside, PathFault};
+use sqlx::sqlite::SqliteRow;
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use std::path::{Path, PathBuf};
 
@@ -124,5 +125,34 @@ pub fn served_path(root: &Path, file: &str) -> Result<PathBuf, ServedPath> {
         Ok(p) if p.starts_with(root.join(STATE_DIR)) => Ok(p),
         Ok(_) | Err(PathFault::Escapes) => Err(ServedPath::Escapes),
         Err(_) => Err(ServedPath::Unavailable),
+    }
+}
+
+/// Why a served store cannot be answered from; never told apart to the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable;
+
+/// Opens a served store read-only, only when `path` is a regular file (never a FIFO or a
+/// directory a read could block on) whose metadata row, read by `stamp_sql`, `current` accepts.
+pub async fn open_served(
+    path: &Path,
+    stamp_sql: &'static str,
+    current: impl Fn(&SqliteRow) -> bool,
+) -> Result<SqliteConnection, Unavailable> {
+    let meta = std::fs::metadata(path).map_err(|_| Unavailable)?;
+    if !meta.is_file() {
+        return Err(Unavailable);
+    }
+    let mut conn = super::schema::open_ro(path)
+        .await
+        .map_err(|_| Unavailable)?;
+    let stamp = sqlx::query(stamp_sql)
+        .fetch_optional(&mut conn)
+        .await
+        .map_err(|_| Unavailable)?;
+    if stamp.is_some_and(|r| current(&r)) {
+        Ok(conn)
+    } else {
+        Err(Unavailable)
     }
 }
