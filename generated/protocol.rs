@@ -11971,6 +11971,99 @@ pub mod config {
     irrefutable_let_patterns
 )]
 pub mod protocol {
+    ///What `theurian compat check` prints (as JSON with `--json`): whether the declaring plugin may work with this Core, and, when it may not, what to do. Scripts branch on the exit code (0 compatible, 3 incompatible, 2 the declaration itself is unusable) and read `outcome`; `message` and `remedy` are for people.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct CompatVerdict {
+        ///True exactly when `outcome` is `compatible`.
+        pub compatible: bool,
+        ///This Core's release version.
+        #[serde(rename = "coreVersion")]
+        pub core_version: ::std::string::String,
+        ///One sentence saying what was decided, or what is wrong with the declaration. Parts quoted from the declaration are cut to a bounded length.
+        pub message: ::std::string::String,
+        ///The decision. `core-too-old` and `core-too-new` compare Core's version with the declared half-open range by Semantic Versioning precedence; `protocol-mismatch` means the range fits but the wire protocols differ; `invalid-declaration` means the declaration could not be read, so nothing was compared.
+        pub outcome: CompatVerdictOutcome,
+        ///The plugin version as declared, or null when the declaration was unusable.
+        #[serde(
+            default,
+            rename = "pluginVersion",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub plugin_version: ::std::option::Option<::std::string::String>,
+        ///The wire protocol this Core speaks.
+        #[serde(rename = "protocolVersion")]
+        pub protocol_version: ::std::string::String,
+        ///What to do next; empty when compatible.
+        pub remedy: ::std::string::String,
+    }
+    ///The decision. `core-too-old` and `core-too-new` compare Core's version with the declared half-open range by Semantic Versioning precedence; `protocol-mismatch` means the range fits but the wire protocols differ; `invalid-declaration` means the declaration could not be read, so nothing was compared.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum CompatVerdictOutcome {
+        #[serde(rename = "compatible")]
+        Compatible,
+        #[serde(rename = "core-too-old")]
+        CoreTooOld,
+        #[serde(rename = "core-too-new")]
+        CoreTooNew,
+        #[serde(rename = "protocol-mismatch")]
+        ProtocolMismatch,
+        #[serde(rename = "invalid-declaration")]
+        InvalidDeclaration,
+    }
+    impl ::std::fmt::Display for CompatVerdictOutcome {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Compatible => f.write_str("compatible"),
+                Self::CoreTooOld => f.write_str("core-too-old"),
+                Self::CoreTooNew => f.write_str("core-too-new"),
+                Self::ProtocolMismatch => f.write_str("protocol-mismatch"),
+                Self::InvalidDeclaration => f.write_str("invalid-declaration"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CompatVerdictOutcome {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "compatible" => Ok(Self::Compatible),
+                "core-too-old" => Ok(Self::CoreTooOld),
+                "core-too-new" => Ok(Self::CoreTooNew),
+                "protocol-mismatch" => Ok(Self::ProtocolMismatch),
+                "invalid-declaration" => Ok(Self::InvalidDeclaration),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CompatVerdictOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CompatVerdictOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///What a client plugin states about the Core versions and the wire protocol it works with.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(deny_unknown_fields)]
@@ -12146,6 +12239,16 @@ pub mod protocol {
                 Self(value.into())
             }
         }
+    }
+    impl CompatVerdictOutcome {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "compatible",
+            "core-too-old",
+            "core-too-new",
+            "protocol-mismatch",
+            "invalid-declaration",
+        ];
     }
 }
 /// A review evidence file under `.theurian/review/`.
@@ -14049,6 +14152,14 @@ pub mod schemas {
             text: include_str!(
                 concat!(env!("CARGO_MANIFEST_DIR"),
                 "/schemas/migrations/migration.schema.json")
+            ),
+        },
+        SchemaDocument {
+            path: "protocol/compat-verdict.schema.json",
+            id: "https://theurian.dev/schemas/protocol/compat-verdict.schema.json",
+            text: include_str!(
+                concat!(env!("CARGO_MANIFEST_DIR"),
+                "/schemas/protocol/compat-verdict.schema.json")
             ),
         },
         SchemaDocument {

@@ -53,6 +53,21 @@ pub enum Command {
         #[arg(long)]
         protocol: bool,
     },
+    /// Decide whether a client plugin may work with this Core (exit 0 compatible, 3 not, 2 the
+    /// declaration is unusable).
+    #[command(subcommand)]
+    Compat(CompatCommand),
+    /// Say how to connect an MCP client (Claude Code, Cursor, or any other) to the daemon: the
+    /// endpoint, the token and the exact command or config to add. Changes no client settings;
+    /// creates the bearer token if there is none yet.
+    Setup {
+        /// The client to wire.
+        #[arg(value_enum, default_value_t = SetupClient::ClaudeCode)]
+        client: SetupClient,
+        /// The daemon's port; default: the running daemon's, else 7419.
+        #[arg(long)]
+        port: Option<u16>,
+    },
     /// Check this installation and the project here, and say how to fix what is wrong
     /// (registry, token, serving profile, daemon, migrations, state, index, review stores).
     Doctor,
@@ -355,4 +370,44 @@ pub enum BenchCommand {
 pub enum AuthCommand {
     /// Replace the bearer token. A running daemon keeps the old one until it restarts.
     Rotate,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CompatCommand {
+    /// Check a plugin's compatibility declaration (protocol/compatibility.schema.json) against
+    /// this Core: the declared half-open Core range by Semantic Versioning precedence, then the
+    /// protocol name, which must match exactly. Give the declaration as a file or as the four
+    /// values. Prints the verdict (outcome, message, remedy) and exits 0 when compatible, 3 when
+    /// not, 2 when the declaration cannot be used. Nothing is installed or changed either way.
+    Check(CompatCheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompatCheckArgs {
+    /// A JSON or YAML file holding the whole declaration.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["plugin_version", "core_minimum", "core_maximum_exclusive", "protocol_version"])]
+    pub declaration: Option<PathBuf>,
+    /// The plugin's own version (`pluginVersion`).
+    #[arg(long, required_unless_present = "declaration")]
+    pub plugin_version: Option<String>,
+    /// The oldest Core version the plugin supports, included (`coreCompatibility.minimum`).
+    #[arg(long, required_unless_present = "declaration")]
+    pub core_minimum: Option<String>,
+    /// The first Core version the plugin does not support (`coreCompatibility.maximumExclusive`).
+    #[arg(long, required_unless_present = "declaration")]
+    pub core_maximum_exclusive: Option<String>,
+    /// The wire protocol the plugin speaks, `theurian/v<N>` (`protocolVersion`).
+    #[arg(long, required_unless_present = "declaration")]
+    pub protocol_version: Option<String>,
+}
+
+/// The MCP clients `theurian setup` knows how to wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SetupClient {
+    /// Claude Code: one `claude mcp add` command.
+    ClaudeCode,
+    /// Cursor: an entry in `.cursor/mcp.json` or `~/.cursor/mcp.json`.
+    Cursor,
+    /// Any MCP client that speaks Streamable HTTP: the endpoint, the header and what to check.
+    Generic,
 }

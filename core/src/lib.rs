@@ -5,6 +5,7 @@
 //! Later issues add the migration engine, the canonical store, retrieval, findings, review
 //! evidence and proposals here.
 
+pub mod compat;
 pub mod config;
 pub mod corpus;
 pub mod datadir;

@@ -303,3 +303,146 @@ fn protocol_reference_matches_the_schemas() {
         "the knowledge.search query bound is listed"
     );
 }
+
+/// `compat check` with the four values, its verdict checked against the published schema.
+fn compat(dir: &Path, values: [&str; 4]) -> (Option<i32>, Value) {
+    let [plugin, min, max, protocol] = values;
+    let out = theurian(
+        dir,
+        dir,
+        &[
+            "--json",
+            "compat",
+            "check",
+            "--plugin-version",
+            plugin,
+            "--core-minimum",
+            min,
+            "--core-maximum-exclusive",
+            max,
+            "--protocol-version",
+            protocol,
+        ],
+    );
+    let verdict: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "no verdict on stdout: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let validator = theurian_protocol::seat::compile("protocol/compat-verdict.schema.json")
+        .expect("verdict schema");
+    assert!(
+        validator.is_valid(&verdict),
+        "verdict breaks its schema: {verdict}"
+    );
+    (out.status.code(), verdict)
+}
+
+#[test]
+fn compat_check_decides_by_range_then_protocol_with_its_exit_codes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let core = semver::Version::parse(theurian_core::VERSION).expect("our version");
+    let this = core.to_string();
+    let next_minor = semver::Version::new(core.major, core.minor + 1, 0).to_string();
+    let next_major = semver::Version::new(core.major + 1, 0, 0).to_string();
+    let protocol = theurian_protocol::PROTOCOL_VERSION;
+
+    let (code, ok) = compat(dir.path(), ["2.0.0", &this, &next_minor, protocol]);
+    assert_eq!(code, Some(0));
+    assert_eq!(ok["outcome"], "compatible");
+    assert_eq!(ok["compatible"], true);
+    assert_eq!(ok["coreVersion"], this);
+    assert_eq!(ok["remedy"], "");
+
+    let (code, old) = compat(dir.path(), ["2.0.0", &next_minor, &next_major, protocol]);
+    assert_eq!(code, Some(3));
+    assert_eq!(old["outcome"], "core-too-old");
+    assert!(old["remedy"]
+        .as_str()
+        .is_some_and(|r| r.contains(&next_minor)));
+
+    // The maximum is exclusive: a range ending at this very version leaves it out.
+    let (code, new) = compat(dir.path(), ["2.0.0", "0.0.1", &this, protocol]);
+    assert_eq!(code, Some(3));
+    assert_eq!(new["outcome"], "core-too-new");
+
+    let (code, wire) = compat(dir.path(), ["2.0.0", &this, &next_minor, "theurian/v99"]);
+    assert_eq!(code, Some(3));
+    assert_eq!(wire["outcome"], "protocol-mismatch");
+    assert_eq!(wire["protocolVersion"], protocol);
+
+    let (code, bad) = compat(dir.path(), ["2.0", &this, &next_minor, protocol]);
+    assert_eq!(code, Some(2));
+    assert_eq!(bad["outcome"], "invalid-declaration");
+    assert_eq!(bad["pluginVersion"], Value::Null);
+    let message = bad["message"].as_str().unwrap_or_default();
+    assert!(message.contains("pluginVersion"), "{message}");
+    assert!(message.contains("Semantic Versioning"), "{message}");
+
+    let (code, empty) = compat(dir.path(), ["2.0.0", &next_minor, &next_minor, protocol]);
+    assert_eq!(code, Some(2));
+    assert!(empty["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("coreCompatibility/maximumExclusive")));
+}
+
+#[test]
+fn compat_check_reads_a_declaration_file_and_refuses_mixed_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let core = semver::Version::parse(theurian_core::VERSION).expect("our version");
+    let file = dir.path().join("compatibility.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "# shipped with the plugin\npluginVersion: 1.4.0\ncoreCompatibility:\n  minimum: {core}\n  maximumExclusive: {}\nprotocolVersion: {}\n",
+            semver::Version::new(core.major + 1, 0, 0),
+            theurian_protocol::PROTOCOL_VERSION
+        ),
+    )
+    .expect("write");
+    let path = file.to_string_lossy().into_owned();
+    let out = theurian(
+        dir.path(),
+        dir.path(),
+        &["--json", "compat", "check", "--declaration", &path],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let verdict: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(verdict["pluginVersion"], "1.4.0");
+
+    std::fs::write(&file, "pluginVersion: 1.4.0\nextra: true\n").expect("write");
+    let out = theurian(
+        dir.path(),
+        dir.path(),
+        &["--json", "compat", "check", "--declaration", &path],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let verdict: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(verdict["outcome"], "invalid-declaration");
+
+    let out = theurian(
+        dir.path(),
+        dir.path(),
+        &[
+            "compat",
+            "check",
+            "--declaration",
+            &path,
+            "--plugin-version",
+            "1.0.0",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a file and values together are a usage error"
+    );
+    let out = theurian(dir.path(), dir.path(), &["compat", "check"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -218,3 +218,121 @@ async fn the_demo_serves_its_project_for_search_get_and_status() {
     unsafe { libc::kill(pid, libc::SIGINT) };
     let _ = child.wait();
 }
+
+/// One MCP `initialize` over plain HTTP/1.1, as a client wired by `setup` would send it.
+fn initialize_status(url: &str, token: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("http url");
+    let (authority, path) = rest.split_once('/').expect("path");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"setup-test","version":"0"}}}"#;
+    let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        stream,
+        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, answer)
+}
+
+#[test]
+fn setup_creates_the_token_and_wires_a_client_to_the_running_daemon() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = theurian(dir.path(), &["--json", "setup"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let first = json_of(&first);
+    assert_eq!(first["client"], "claude-code");
+    assert_eq!(first["tokenCreated"], true);
+    assert_eq!(first["daemonRunning"], false);
+    assert_eq!(first["endpoint"], "http://127.0.0.1:7419/mcp");
+    let before = first["before"].to_string();
+    assert!(
+        before.contains("theurian daemon start --port 7419"),
+        "{before}"
+    );
+    assert!(before.contains("theurian project register"), "{before}");
+    let token = std::fs::read_to_string(dir.path().join("auth/mcp-token")).expect("token");
+    assert!(first["wiring"]["command"]
+        .as_str()
+        .is_some_and(|c| c.starts_with("claude mcp add --transport http")
+            && c.contains("http://127.0.0.1:7419/mcp")
+            && c.contains("Bearer ${THEURIAN_MCP_TOKEN}")));
+    let env = std::fs::read_to_string(dir.path().join("env")).expect("env snippet");
+    assert!(env.contains("THEURIAN_MCP_TOKEN"), "{env}");
+
+    let again = json_of(&theurian(dir.path(), &["--json", "setup"]));
+    assert_eq!(again["tokenCreated"], false);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("auth/mcp-token")).expect("token"),
+        token,
+        "a second setup keeps the token"
+    );
+
+    let port = free_port().to_string();
+    let start = theurian(dir.path(), &["--json", "daemon", "start", "--port", &port]);
+    assert!(
+        start.status.success(),
+        "{}",
+        String::from_utf8_lossy(&start.stderr)
+    );
+    let generic = json_of(&theurian(dir.path(), &["--json", "setup", "generic"]));
+    let endpoint = format!("http://127.0.0.1:{port}/mcp");
+    assert_eq!(generic["daemonRunning"], true);
+    assert_eq!(generic["endpoint"], endpoint);
+    assert!(!generic["before"].to_string().contains("Start the daemon"));
+    let url = generic["wiring"]["url"].as_str().expect("url").to_owned();
+    let (status, answer) = initialize_status(&url, token.trim());
+    assert_eq!(
+        status, 200,
+        "the wired endpoint answers initialize: {answer}"
+    );
+    assert!(answer.contains("\"serverInfo\""), "{answer}");
+    let (status, _) = initialize_status(&url, "not-the-token-at-all-not-the-token");
+    assert_eq!(status, 401);
+
+    let cursor = json_of(&theurian(dir.path(), &["--json", "setup", "cursor"]));
+    let entry = &cursor["wiring"]["entry"]["mcpServers"]["theurian"];
+    assert_eq!(entry["url"], endpoint);
+    assert_eq!(
+        entry["headers"]["Authorization"],
+        "Bearer ${env:THEURIAN_MCP_TOKEN}"
+    );
+    let elsewhere = json_of(&theurian(
+        dir.path(),
+        &["--json", "setup", "cursor", "--port", "1"],
+    ));
+    assert!(
+        elsewhere["before"]
+            .to_string()
+            .contains(&format!("listens on port {port}, not 1")),
+        "{}",
+        elsewhere["before"]
+    );
+
+    let text = theurian(dir.path(), &["setup"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!(
+            "claude mcp add --transport http --scope user theurian {endpoint}"
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        json_of(&theurian(dir.path(), &["--json", "daemon", "stop"]))["stopped"],
+        true
+    );
+}

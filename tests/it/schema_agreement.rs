@@ -13,6 +13,10 @@ const RENAMED: &[(&str, &str)] = &[(
 /// Files of ours with no reference counterpart, and why.
 const OURS_ONLY: &[(&str, &str)] = &[
     (
+        "protocol/compat-verdict.schema.json",
+        "the reference prints the same keys from `compat check` but publishes no schema for them",
+    ),
+    (
         "review/evidence.schema.json",
         "the reference publishes no schema for its evidence files; ours states the format review.md section 2.2 describes",
     ),

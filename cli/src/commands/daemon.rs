@@ -13,7 +13,7 @@ use theurian_core::CoreError;
 use theurian_server::daemon::{self, read_lock_info, DaemonLock, Start};
 use theurian_server::ToolNames;
 
-fn endpoint(port: u16) -> String {
+pub fn endpoint(port: u16) -> String {
     format!("http://127.0.0.1:{port}/mcp")
 }
 
@@ -185,6 +185,15 @@ fn stop(data: &DataDir) -> Result<Value, CoreError> {
         format!("The daemon (pid {pid}) did not stop within 15 seconds."),
         format!("Stop it with `kill -9 {pid}`."),
     ))
+}
+
+/// The lock's record of the daemon serving this data directory, when one holds the lock.
+pub fn running(data: &DataDir) -> Option<daemon::LockInfo> {
+    if matches!(DaemonLock::try_acquire(data), Ok(None)) {
+        read_lock_info(data)
+    } else {
+        None
+    }
 }
 
 pub fn status(data: &DataDir) -> Value {

@@ -5,6 +5,7 @@ mod bench;
 mod bench_findings;
 mod bench_fuzz;
 mod bench_search;
+mod compat;
 mod daemon;
 mod doctor;
 mod findings;
@@ -15,6 +16,7 @@ mod project;
 mod propose;
 mod reference;
 mod review;
+mod setup;
 mod version;
 
 use crate::args::{Cli, Command};
@@ -36,6 +38,12 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),
         Command::Doctor => doctor::run(&data, cli.json),
+        Command::Compat(cmd) => {
+            let (verdict, exit) = compat::run(cmd)?;
+            crate::output::success(&verdict, cli.json);
+            std::process::exit(exit as i32);
+        }
+        Command::Setup { client, port } => setup::run(&data, client, port, cli.json),
         Command::Reference { protocol } => {
             let page = if protocol {
                 reference::protocol()
