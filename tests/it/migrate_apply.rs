@@ -397,3 +397,83 @@ async fn a_deleted_applied_migration_is_refused_and_the_sample_corpus_applies() 
         [[s("2")]]
     );
 }
+
+/// Makes `dir` refuse writes: a read-only tmpfs mounted over it when we are root (root writes
+/// through mode bits), else mode 0555. Returns what to expect in the refusal, and an undo.
+fn refuse_writes(dir: &Path) -> (&'static str, Box<dyn Fn()>) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            mounted,
+            "root could not mount a read-only tmpfs over {}",
+            dir.display()
+        );
+        let dir = dir.to_path_buf();
+        return (
+            "read-only file system",
+            Box::new(move || {
+                let _ = Command::new("umount").arg(&dir).status();
+            }),
+        );
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let dir = dir.to_path_buf();
+    (
+        "not writable by this user",
+        Box::new(move || {
+            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
+        }),
+    )
+}
+
+#[test]
+fn an_unwritable_state_directory_is_refused_by_name_for_every_builder() {
+    let repo = Repo::of(&crate::support::shared().join("corpus/sample-project"));
+    let state = repo.dir.path().join(".theurian/state");
+    let (says, undo) = refuse_writes(&state);
+    // findings build shares review build's rebuild path but first needs a remote ref.
+    for command in [&["migrate", "apply"][..], &["review", "build"][..]] {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(command);
+        let out = repo.run(&args);
+        undo_on_panic(&*undo, || {
+            assert_eq!(
+                out.status.code(),
+                Some(4),
+                "{command:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let err: Value = serde_json::from_slice(&out.stderr).expect("json error");
+            let message = err["error"].as_str().unwrap_or_default();
+            assert!(message.contains(says), "{command:?}: {message}");
+            assert!(
+                message.contains(&format!("theurian {}", command.join(" "))),
+                "{message}"
+            );
+            assert!(
+                !err["remedy"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("Delete"),
+                "{err}"
+            );
+        });
+    }
+    undo();
+    // Once writable again, the same build succeeds.
+    repo.ok(&["--json", "migrate", "apply"]);
+}
+
+fn undo_on_panic(undo: &dyn Fn(), check: impl FnOnce()) {
+    if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)) {
+        undo();
+        std::panic::resume_unwind(panic);
+    }
+}

@@ -36,7 +36,7 @@ fn store_error(e: impl std::fmt::Display) -> CoreError {
 
 /// Replaces the store of the project at `root` with `load`.
 pub async fn replace_all(root: &Path, load: &Load) -> Result<PathBuf, CoreError> {
-    rebuild(root, STORE_FILE, async |conn: &mut SqliteConnection| {
+    rebuild(root, STORE_FILE, "theurian findings build", store_error, async |conn: &mut SqliteConnection| {
         sqlx::raw_sql(DDL).execute(&mut *conn).await?;
         let findings: Vec<Vec<Val>> = load
             .findings
@@ -64,7 +64,6 @@ pub async fn replace_all(root: &Path, load: &Load) -> Result<PathBuf, CoreError>
         Ok(())
     })
     .await
-    .map_err(store_error)
 }
 
 /// The filters of one read (already validated).

@@ -36,6 +36,9 @@ fn index_error(e: impl std::fmt::Display) -> CoreError {
     CoreError::state(format!("The index could not be written: {e}."), "Check free disk space and permissions on .theurian/state/, then run `theurian index build` again.")
 }
 
+/// The command named in refusals about the state directory.
+const BUILD: &str = "theurian index build";
+
 /// Builds and publishes an index for `project_id` at `root` (canonical).
 pub async fn build(
     data: &DataDir,
@@ -117,98 +120,110 @@ pub async fn build(
     let build_id = crate::ulid::new();
     let final_dir = super::pointer::build_dir(&state_dir, &build_id);
     let building = super::pointer::building_dir(&state_dir, &build_id);
-    std::fs::create_dir_all(&building).map_err(|e| CoreError::io("create", &building, &e))?;
-    let (schema, f) = schema();
-    let index = Index::create_in_dir(&building, schema).map_err(index_error)?;
-    register(&index);
-    let mut writer: IndexWriter = index.writer(50_000_000).map_err(index_error)?;
-    let mut vectors: Vec<u8> = Vec::new();
-    let mut seq = 0u64;
-    let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
-    let total = items.len();
-    for (done, item) in items.iter().enumerate() {
-        if let Some(report) = options.progress {
-            report(done, total);
-        }
-        let served = served_text(&item.title, &item.body);
-        let sha = sha256_hex(served.as_bytes());
-        let chunks = chunk(&served);
-        if options.raptor {
-            documents.push(super::raptor::DocumentInput {
-                project: project_id.to_owned(),
-                sensitivity: item.sensitivity.clone(),
-                namespace: item.namespace.clone(),
-                status: item.status.clone(),
-                kind: item.kind.clone(),
-                item_id: item.item_id.clone(),
-                passages: chunks
-                    .iter()
-                    .map(|c| {
-                        (
-                            format!("{}#{}", item.revision_id, c.ordinal),
-                            c.text.clone(),
-                        )
-                    })
-                    .collect(),
-            });
-        }
-        for c in chunks {
-            let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
-            writer
-                .add_document(doc!(
-                    f.chunk_id => chunk_id,
-                    f.item_id => item.item_id.as_str(),
-                    f.revision_id => item.revision_id.as_str(),
-                    f.served_sha => sha.as_str(),
-                    f.status => item.status.as_str(),
-                    f.sensitivity => item.sensitivity.as_str(),
-                    f.kind => item.kind.as_str(),
-                    f.heading => c.heading.as_str(),
-                    f.text => c.text.as_str(),
-                    f.words => format!("{}\n{}", c.heading, c.text),
-                    f.trigrams => format!("{}\n{}", c.heading, c.text),
-                    f.seq => seq,
-                ))
-                .map_err(index_error)?;
-            if !options.no_embeddings {
-                for x in embed(&c.text) {
-                    vectors.extend_from_slice(&x.to_le_bytes());
-                }
+    crate::store::writable::preflight(&state_dir, BUILD)?;
+    // Everything up to the rename writes into the building directory only; a failure there
+    // (a full disk, most likely) removes it and says why, and the live index keeps serving.
+    let written = (|| -> Result<(BuildInfo, usize), CoreError> {
+        std::fs::create_dir_all(&building).map_err(|e| CoreError::io("create", &building, &e))?;
+        let (schema, f) = schema();
+        let index = Index::create_in_dir(&building, schema).map_err(index_error)?;
+        register(&index);
+        let mut writer: IndexWriter = index.writer(50_000_000).map_err(index_error)?;
+        let mut vectors: Vec<u8> = Vec::new();
+        let mut seq = 0u64;
+        let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
+        let total = items.len();
+        for (done, item) in items.iter().enumerate() {
+            if let Some(report) = options.progress {
+                report(done, total);
             }
-            seq += 1;
+            let served = served_text(&item.title, &item.body);
+            let sha = sha256_hex(served.as_bytes());
+            let chunks = chunk(&served);
+            if options.raptor {
+                documents.push(super::raptor::DocumentInput {
+                    project: project_id.to_owned(),
+                    sensitivity: item.sensitivity.clone(),
+                    namespace: item.namespace.clone(),
+                    status: item.status.clone(),
+                    kind: item.kind.clone(),
+                    item_id: item.item_id.clone(),
+                    passages: chunks
+                        .iter()
+                        .map(|c| {
+                            (
+                                format!("{}#{}", item.revision_id, c.ordinal),
+                                c.text.clone(),
+                            )
+                        })
+                        .collect(),
+                });
+            }
+            for c in chunks {
+                let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
+                writer
+                    .add_document(doc!(
+                        f.chunk_id => chunk_id,
+                        f.item_id => item.item_id.as_str(),
+                        f.revision_id => item.revision_id.as_str(),
+                        f.served_sha => sha.as_str(),
+                        f.status => item.status.as_str(),
+                        f.sensitivity => item.sensitivity.as_str(),
+                        f.kind => item.kind.as_str(),
+                        f.heading => c.heading.as_str(),
+                        f.text => c.text.as_str(),
+                        f.words => format!("{}\n{}", c.heading, c.text),
+                        f.trigrams => format!("{}\n{}", c.heading, c.text),
+                        f.seq => seq,
+                    ))
+                    .map_err(index_error)?;
+                if !options.no_embeddings {
+                    for x in embed(&c.text) {
+                        vectors.extend_from_slice(&x.to_le_bytes());
+                    }
+                }
+                seq += 1;
+            }
         }
-    }
-    writer.commit().map_err(index_error)?;
-    writer.wait_merging_threads().map_err(index_error)?;
-    let info = BuildInfo {
-        format_version: FORMAT_VERSION,
-        index_build_id: build_id.clone(),
-        state_hash: active.state_hash.clone(),
-        project_id: project_id.to_owned(),
-        embedding_model: if options.no_embeddings {
-            String::new()
+        writer.commit().map_err(index_error)?;
+        writer.wait_merging_threads().map_err(index_error)?;
+        let info = BuildInfo {
+            format_version: FORMAT_VERSION,
+            index_build_id: build_id.clone(),
+            state_hash: active.state_hash.clone(),
+            project_id: project_id.to_owned(),
+            embedding_model: if options.no_embeddings {
+                String::new()
+            } else {
+                MODEL.to_owned()
+            },
+            embedding_dimension: if options.no_embeddings { 0 } else { DIMENSION },
+            built_at: time::now_micros(),
+            items: items.len(),
+            chunks: seq as usize,
+            indexes_unapproved: options.include_unapproved,
+            indexed_sensitivities: visible.iter().map(|s| s.to_string()).collect(),
+        };
+        if !options.no_embeddings {
+            write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
+        }
+        info.write(&building)?;
+        let nodes = if options.raptor {
+            let forest = super::raptor::build_forest(&documents);
+            super::raptor::write(&building, &forest).map_err(index_error)?;
+            forest.nodes.len()
         } else {
-            MODEL.to_owned()
-        },
-        embedding_dimension: if options.no_embeddings { 0 } else { DIMENSION },
-        built_at: time::now_micros(),
-        items: items.len(),
-        chunks: seq as usize,
-        indexes_unapproved: options.include_unapproved,
-        indexed_sensitivities: visible.iter().map(|s| s.to_string()).collect(),
-    };
-    if !options.no_embeddings {
-        write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
-    }
-    info.write(&building)?;
-    let nodes = if options.raptor {
-        let forest = super::raptor::build_forest(&documents);
-        super::raptor::write(&building, &forest).map_err(index_error)?;
-        forest.nodes.len()
-    } else {
-        0
-    };
-    std::fs::rename(&building, &final_dir).map_err(|e| CoreError::io("publish", &final_dir, &e))?;
+            0
+        };
+        Ok((info, nodes))
+    })();
+    let (info, nodes) = written.map_err(|e| {
+        let _ = std::fs::remove_dir_all(&building);
+        crate::store::writable::explain(&state_dir, BUILD, e)
+    })?;
+    std::fs::rename(&building, &final_dir).map_err(|e| {
+        crate::store::writable::explain(&state_dir, BUILD, CoreError::io("publish", &final_dir, &e))
+    })?;
     let scan_record =
         json!({"indexBuildId": build_id, "policy": policy.to_string(), "findings": findings.len()});
     write_atomic(

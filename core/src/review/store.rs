@@ -206,7 +206,7 @@ pub fn build(root: &Path, withheld: &BTreeSet<String>) -> Result<BuildReport, Co
 }
 
 async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
-    rebuild(root, STORE_FILE, async |conn: &mut SqliteConnection| {
+    rebuild(root, STORE_FILE, "theurian review build", store_error, async |conn: &mut SqliteConnection| {
         sqlx::raw_sql(DDL).execute(&mut *conn).await?;
         let records: Vec<Vec<Val>> = load
             .iter()
@@ -244,7 +244,6 @@ async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
         Ok(())
     })
     .await
-    .map_err(store_error)
 }
 
 /// The filters of one read (already validated).

@@ -5,6 +5,7 @@
 //! * [`schema`]: the DDL and connections. * [`apply`]: the 14 operations in one transaction.
 //! * [`pointer`], [`provenance`], [`lock`]: the files around the databases.
 //! * [`pipeline`]: `migrate apply` and `migrate status` end to end.
+//! * [`writable`]: whether `.theurian/state/` can take a build, and the refusal when not.
 
 pub mod apply;
 pub mod bulk;
@@ -16,5 +17,6 @@ pub mod provenance;
 pub mod schema;
 pub mod swap;
 pub mod time;
+pub mod writable;
 
 pub use apply::{ApplyError, ProjectRow};

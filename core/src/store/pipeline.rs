@@ -123,6 +123,9 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
         })
 }
 
+/// The command named in refusals about the state directory.
+const APPLY: &str = "theurian migrate apply";
+
 /// `migrate apply`.
 pub async fn apply(
     data: &DataDir,
@@ -131,8 +134,11 @@ pub async fn apply(
 ) -> Result<Value, CoreError> {
     history_check(project, set).await?;
     let state_dir = project.state_dir();
-    std::fs::create_dir_all(&state_dir).map_err(|e| CoreError::io("create", &state_dir, &e))?;
+    super::writable::preflight(&state_dir, APPLY)?;
     let _lock = acquire(&project.runtime_dir(), WRITE_LOCK_WAIT)?;
+    let db_error = |path: &Path, e: &sqlx::Error| {
+        super::writable::explain_sqlx(e, &state_dir, APPLY, || db_error(path, e))
+    };
     let filename = database_filename(&set.state_hash);
     let path = state_dir.join(&filename);
     // A database this installation did not build (a clone delivered it, or an apply crashed
@@ -160,7 +166,17 @@ pub async fn apply(
     };
     let report = apply::apply(&mut conn, &project.row, set, created)
         .await
-        .map_err(state_error)?;
+        .inspect_err(|_| {
+            // A database this run created holds nothing served; on a full disk it is also
+            // the space the user needs back.
+            if created {
+                remove_database(&path);
+            }
+        })
+        .map_err(|e| match &e {
+            ApplyError::Database(_) => super::writable::explain(&state_dir, APPLY, state_error(e)),
+            _ => state_error(e),
+        })?;
     drop(conn);
     provenance::record(data, &project.root, "state", &set.state_hash)?;
     pointer::write(
@@ -171,7 +187,8 @@ pub async fn apply(
             migration_count: set.ordered.len() as u64,
             updated_at: time::now_micros(),
         },
-    )?;
+    )
+    .map_err(|e| super::writable::explain(&state_dir, APPLY, e))?;
     let index_purge = crate::index::purge::purge(
         data,
         &project.root,

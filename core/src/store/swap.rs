@@ -4,7 +4,9 @@
 
 use super::pipeline::remove_database;
 use super::schema::options;
+use super::writable;
 use crate::paths::{resolve_inside, PathFault};
+use crate::CoreError;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use std::path::{Path, PathBuf};
@@ -80,15 +82,31 @@ pub fn state_dir(root: &Path) -> Result<PathBuf, String> {
     }
 }
 
-/// Rebuilds `file` in the project's state directory (see [`state_dir`]) from empty: `fill` writes the schema and every row inside
-/// one transaction on the building file, whose WAL is then folded in before it is renamed over
-/// the live file. On any failure the building file is removed and the live one is untouched.
-pub async fn rebuild<F>(root: &Path, file: &str, fill: F) -> Result<PathBuf, String>
+/// Rebuilds `file` in the project's state directory (see [`state_dir`]) from empty: `fill`
+/// writes the schema and every row inside one transaction on the building file, whose WAL is
+/// then folded in before it is renamed over the live file. On any failure the building file is
+/// removed and the live one is untouched. A directory that cannot take the build (read-only,
+/// not ours, full) is refused in those terms, naming `command`; any other failure goes through
+/// `other`.
+pub async fn rebuild<F>(
+    root: &Path,
+    file: &str,
+    command: &str,
+    other: impl FnOnce(String) -> CoreError,
+    fill: F,
+) -> Result<PathBuf, CoreError>
 where
     F: AsyncFnOnce(&mut SqliteConnection) -> Result<(), sqlx::Error>,
 {
-    let dir = state_dir(root)?;
-    let building = Building::start(&dir, file).map_err(|e| e.to_string())?;
+    let dir = match state_dir(root) {
+        Ok(dir) => dir,
+        Err(e) => return Err(writable::explain(&root.join(STATE_DIR), command, other(e))),
+    };
+    writable::preflight(&dir, command)?;
+    let building = match Building::start(&dir, file) {
+        Ok(b) => b,
+        Err(e) => return Err(writable::explain(&dir, command, other(e.to_string()))),
+    };
     let result = async {
         let mut conn = options(building.path())
             .create_if_missing(true)
@@ -105,9 +123,14 @@ where
     .await;
     if let Err(e) = result {
         building.abandon();
-        return Err(e.to_string());
+        return Err(writable::explain_sqlx(&e, &dir, command, || {
+            other(e.to_string())
+        }));
     }
-    building.publish().map_err(|e| e.to_string())
+    match building.publish() {
+        Ok(live) => Ok(live),
+        Err(e) => Err(writable::explain(&dir, command, other(e.to_string()))),
+    }
 }
 
 /// Why a served store's path cannot be used.
