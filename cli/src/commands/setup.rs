@@ -80,12 +80,13 @@ pub fn run(
     std::process::exit(0);
 }
 
-fn client_name(client: SetupClient) -> &'static str {
-    match client {
-        SetupClient::ClaudeCode => "claude-code",
-        SetupClient::Cursor => "cursor",
-        SetupClient::Generic => "generic",
-    }
+/// The client's name as the command line spells it, so the two never drift apart.
+fn client_name(client: SetupClient) -> String {
+    use clap::ValueEnum;
+    client
+        .to_possible_value()
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
 }
 
 /// The command or config entry for one client.
