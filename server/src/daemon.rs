@@ -124,7 +124,7 @@ pub fn build_state(data: DataDir, port: u16, tool_names: ToolNames) -> Result<Ap
         tool_names,
         pools: Default::default(),
         indexes: Default::default(),
-        served: Default::default(),
+        memo: Default::default(),
         search_gate: crate::admission::Gate::new("knowledge searches"),
         findings_gate: crate::admission::Gate::new("review-finding reads"),
         review_gate: crate::admission::Gate::new("review-evidence searches"),

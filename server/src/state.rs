@@ -34,8 +34,8 @@ pub struct Shared {
     pub started_at: String,
     /// Read-only pools on the state databases.
     pub pools: theurian_core::knowledge::pool::ReadPools,
-    /// Served-text digests of revisions, for the retrieval gate.
-    pub served: theurian_core::index::search::ServedDigests,
+    /// Canonical rows the retrieval gate and result shaping have read, per state database.
+    pub memo: theurian_core::knowledge::memo::StateMemo,
     /// Opened index builds.
     pub indexes: theurian_core::index::open::IndexCache,
     /// The review.findings admission gate.

@@ -166,7 +166,7 @@ pub fn run(items: usize, queries: usize) -> Result<Value, CoreError> {
     // Known-item relevance and in-process latency, over the same queries.
     let (mut hit1, mut hit10, mut reciprocal) = (0usize, 0usize, 0f64);
     let mut in_process = Vec::new();
-    let served = theurian_core::index::search::ServedDigests::default();
+    let memo = theurian_core::knowledge::memo::StateMemo::default();
     let database = root.join(".theurian/state").join(&active.database_filename);
     for (i, (item, query)) in known
         .iter()
@@ -180,7 +180,7 @@ pub fn run(items: usize, queries: usize) -> Result<Value, CoreError> {
             statuses: APPROVED_ONLY,
             visible: VISIBLE,
             use_dense: false,
-            served: &served,
+            memo: &memo,
             database: &database,
             valid_at: None,
         };

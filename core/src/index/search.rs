@@ -5,15 +5,17 @@
 //!
 //! The gate checks every candidate against the canonical store (item visible now, its current
 //! revision is the indexed one, the served text hashes to what was indexed), so a stale or
-//! tampered index can only return less, never withheld text.
+//! tampered index can only return less, never withheld text. The canonical rows come through
+//! [`StateMemo`], so a warm search reads them from memory.
 
 use super::embed::{cosine, embed};
 use super::fields::word_analyzer;
 use super::open::{OpenIndex, Passage};
-use crate::knowledge::read::{self, ItemView, ReadError};
-use crate::migrate::load::sha256_hex;
+use crate::knowledge::memo::{GateRow, StateMemo};
+use crate::knowledge::read::{ItemView, ReadError};
 use sqlx::sqlite::SqlitePool;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
@@ -40,35 +42,12 @@ pub struct Request<'a> {
     pub statuses: &'a [&'a str],
     pub visible: &'a [&'a str],
     pub use_dense: bool,
-    /// Served-text digests already computed, shared across requests.
-    pub served: &'a ServedDigests,
-    /// The database answering (part of the digest cache key).
+    /// The canonical rows already read, shared across requests.
+    pub memo: &'a StateMemo,
+    /// The database answering (the memo's key).
     pub database: &'a std::path::Path,
     /// `asOf`: only items whose validity window contains this moment.
     pub valid_at: Option<chrono::DateTime<chrono::FixedOffset>>,
-}
-
-/// SHA-256 of `title + "\n\n" + body` per (state database, revision): a revision row never
-/// changes once written, so the digest is computed once per daemon, not once per search.
-#[derive(Debug, Default)]
-pub struct ServedDigests {
-    digests: std::sync::Mutex<HashMap<(std::path::PathBuf, String), String>>,
-}
-
-impl ServedDigests {
-    fn get(&self, database: &std::path::Path, revision: &str) -> Option<String> {
-        self.digests
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&(database.to_path_buf(), revision.to_owned()))
-            .cloned()
-    }
-    fn put(&self, database: &std::path::Path, revision: &str, digest: String) {
-        self.digests
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((database.to_path_buf(), revision.to_owned()), digest);
-    }
 }
 
 /// One fused result.
@@ -268,7 +247,8 @@ fn scan(idx: &OpenIndex, req: &Request<'_>, terms: &[String]) -> Vec<usize> {
 struct Gate<'a> {
     pool: &'a SqlitePool,
     req: &'a Request<'a>,
-    items: HashMap<String, Option<(ItemView, String)>>,
+    /// Item id → its row when visible to this request, None when not.
+    items: HashMap<String, Option<Arc<GateRow>>>,
 }
 
 impl Gate<'_> {
@@ -280,45 +260,18 @@ impl Gate<'_> {
             .collect();
         if !unknown.is_empty() {
             let ids: Vec<&str> = unknown.iter().copied().collect();
-            let rows = read::gate_rows(self.pool, self.req.project, &ids, false)
+            let mut rows = self
+                .req
+                .memo
+                .gate_rows(self.pool, self.req.database, self.req.project, &ids)
                 .await
                 .map_err(SearchError::Canonical)?;
             for id in ids {
-                self.items.insert(id.to_owned(), None);
-            }
-            let visible: Vec<ItemView> = rows
-                .into_iter()
-                .filter(|v| {
-                    self.req.statuses.contains(&v.status.as_str())
-                        && self.req.visible.contains(&v.sensitivity.as_str())
-                })
-                .collect();
-            let missing: Vec<&str> = visible
-                .iter()
-                .filter(|v| {
-                    self.req
-                        .served
-                        .get(self.req.database, &v.revision_id)
-                        .is_none()
-                })
-                .map(|v| v.revision_id.as_str())
-                .collect();
-            if !missing.is_empty() {
-                for (revision, title, body) in read::bodies(self.pool, self.req.project, &missing)
-                    .await
-                    .map_err(SearchError::Canonical)?
-                {
-                    self.req.served.put(
-                        self.req.database,
-                        &revision,
-                        sha256_hex(super::chunk::served_text(&title, &body).as_bytes()),
-                    );
-                }
-            }
-            for v in visible {
-                if let Some(sha) = self.req.served.get(self.req.database, &v.revision_id) {
-                    self.items.insert(v.item_id.clone(), Some((v, sha)));
-                }
+                let row = rows.remove(id).filter(|r| {
+                    self.req.statuses.contains(&r.view.status.as_str())
+                        && self.req.visible.contains(&r.view.sensitivity.as_str())
+                });
+                self.items.insert(id.to_owned(), row);
             }
         }
         Ok(seqs
@@ -326,7 +279,7 @@ impl Gate<'_> {
             .copied()
             .filter(|s| {
                 let p = &idx.passages[*s];
-                matches!(self.items.get(&p.item_id), Some(Some((v, sha))) if v.revision_id == p.revision_id && *sha == p.served_sha)
+                matches!(self.items.get(&p.item_id), Some(Some(r)) if r.view.revision_id == p.revision_id && r.served_sha == p.served_sha)
             })
             .collect())
     }
@@ -336,7 +289,8 @@ impl Gate<'_> {
             &self.req.valid_at,
             self.items.get(&idx.passages[seq].item_id),
         ) {
-            (Some(moment), Some(Some((v, _)))) => {
+            (Some(moment), Some(Some(row))) => {
+                let v = &row.view;
                 use crate::store::time::parse;
                 crate::knowledge::text::within(
                     moment,
@@ -560,11 +514,11 @@ pub async fn ranked(
         if !seen_items.insert(p.item_id.clone()) {
             continue;
         }
-        let Some(Some((item, _))) = gate.items.get(&p.item_id) else {
+        let Some(Some(row)) = gate.items.get(&p.item_id) else {
             continue;
         };
         hits.push(Hit {
-            item: item.clone(),
+            item: row.view.clone(),
             passage: p.text.clone(),
             fused_score: (score * 1e6).round() / 1e6,
             found_by: by.into_iter().collect(),

@@ -5,7 +5,9 @@
 //! * [`read`]: the queries: integrity, status counts, one item, the substring scan.
 //! * [`text`]: excerpts, freshness and token estimates (pure functions).
 //! * [`pool`]: read-only connection pools per database file, shared across requests.
+//! * [`memo`]: the rows ranked search checks, remembered per database file.
 
+pub mod memo;
 pub mod pool;
 pub mod read;
 pub mod resolve;

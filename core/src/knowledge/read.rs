@@ -347,22 +347,6 @@ pub async fn gate_rows(
     rows.iter().filter_map(|r| view(r).transpose()).collect()
 }
 
-/// The bodies of `revisions` (revision id → body).
-pub async fn bodies(
-    pool: &SqlitePool,
-    project: &str,
-    revisions: &[&str],
-) -> Result<Vec<(String, String, String)>, ReadError> {
-    let rows = sqlx::query("SELECT revision_id, title, body FROM knowledge_revisions WHERE project_id = ? AND revision_id IN (SELECT value FROM json_each(?))")
-        .bind(project)
-        .bind(json_list(revisions))
-        .fetch_all(pool)
-        .await?;
-    rows.iter()
-        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-        .collect()
-}
-
 /// Anchors of several revisions in one read, by revision id, each list in insertion order.
 pub async fn anchors_for(
     pool: &SqlitePool,

@@ -168,7 +168,7 @@ pub(crate) async fn answer(
                     statuses,
                     visible: &visible,
                     use_dense: dense_usable,
-                    served: &state.served,
+                    memo: &state.memo,
                     database: &opened.resolved.database,
                     valid_at: as_of,
                 };
@@ -190,7 +190,9 @@ pub(crate) async fn answer(
                         let hits: Vec<_> = hits.into_iter().take(limit).collect();
                         let revisions: Vec<&str> =
                             hits.iter().map(|h| h.item.revision_id.as_str()).collect();
-                        let mut anchors = read::anchors_for(&opened.pool, project, &revisions)
+                        let mut anchors = state
+                            .memo
+                            .anchors(&opened.pool, &opened.resolved.database, project, &revisions)
                             .await
                             .map_err(|e| read_refusal(project, e))?;
                         for hit in hits {

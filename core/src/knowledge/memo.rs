@@ -1,0 +1,274 @@
+//! What ranked search reads from a state database (each candidate item's current revision with
+//! the digest of its served text, and each revision's source anchors), remembered per database
+//! file for the daemon's lifetime, so a warm search makes no SQLite round trip at all.
+//!
+//! Why this is safe: a state database is named by its state hash and a rebuild at that hash
+//! writes the same rows, so what was read once stays true. To be robust anyway against a file
+//! replaced or written under the daemon, every lookup compares the file's stamp (size,
+//! modification time and inode, and the same for its write-ahead log) with the one the memo was
+//! filled under, and forgets that database's rows when it moved. A stat costs microseconds; a
+//! round trip to SQLite's worker thread costs a millisecond under load.
+//!
+//! Bounded: at most [`MAX_ROWS_PER_DATABASE`] remembered rows per database (the memo for that
+//! database starts over past it) and [`MAX_DATABASES`] databases (the least recently used one is
+//! dropped), so memory follows the corpus actually searched, never the query stream.
+
+use super::read::{self, Anchor, ItemView, ReadError};
+use crate::migrate::load::sha256_hex;
+use sqlx::sqlite::SqlitePool;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+/// Rows (items plus anchor lists) remembered per database before its memo starts over.
+pub const MAX_ROWS_PER_DATABASE: usize = 200_000;
+/// Databases remembered at once; a project's older states fall out first.
+pub const MAX_DATABASES: usize = 16;
+
+/// An item as the gate checks it: its current revision (body left empty) and the SHA-256 of the
+/// text the index was built from (`title + "\n\n" + body`).
+#[derive(Debug)]
+pub struct GateRow {
+    pub view: ItemView,
+    pub served_sha: String,
+}
+
+/// Identity of a database file and its write-ahead log at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    main: Option<(u64, SystemTime, u64)>,
+    wal: Option<(u64, SystemTime)>,
+}
+
+fn stamp(database: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let main = std::fs::metadata(database)
+        .ok()
+        .and_then(|m| Some((m.len(), m.modified().ok()?, m.ino())));
+    let mut wal_path = database.as_os_str().to_owned();
+    wal_path.push("-wal");
+    let wal = std::fs::metadata(PathBuf::from(wal_path))
+        .ok()
+        .and_then(|m| Some((m.len(), m.modified().ok()?)));
+    Stamp { main, wal }
+}
+
+#[derive(Debug)]
+struct Memo {
+    stamp: Stamp,
+    /// Item id → its row, or None when the database holds no current revision for it.
+    items: HashMap<String, Option<Arc<GateRow>>>,
+    /// Revision id → its anchors in insertion order (empty when it has none).
+    anchors: HashMap<String, Arc<Vec<Anchor>>>,
+    last_used: u64,
+}
+
+impl Memo {
+    fn rows(&self) -> usize {
+        self.items.len() + self.anchors.len()
+    }
+}
+
+/// The memo for every database the daemon has searched.
+#[derive(Debug, Default)]
+pub struct StateMemo {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    by_database: HashMap<(PathBuf, String), Memo>,
+    clock: u64,
+}
+
+impl Inner {
+    /// The memo for `key`, reset when the file's stamp moved, made when missing.
+    fn memo(&mut self, key: &(PathBuf, String), now: &Stamp) -> &mut Memo {
+        self.clock += 1;
+        let clock = self.clock;
+        if !self.by_database.contains_key(key) && self.by_database.len() >= MAX_DATABASES {
+            if let Some(oldest) = self
+                .by_database
+                .iter()
+                .min_by_key(|(_, m)| m.last_used)
+                .map(|(k, _)| k.clone())
+            {
+                self.by_database.remove(&oldest);
+            }
+        }
+        let memo = self.by_database.entry(key.clone()).or_insert_with(|| Memo {
+            stamp: now.clone(),
+            items: HashMap::new(),
+            anchors: HashMap::new(),
+            last_used: clock,
+        });
+        if memo.stamp != *now || memo.rows() >= MAX_ROWS_PER_DATABASE {
+            memo.stamp = now.clone();
+            memo.items.clear();
+            memo.anchors.clear();
+        }
+        memo.last_used = clock;
+        memo
+    }
+}
+
+impl StateMemo {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // The memo holds only copies of committed rows; a panic elsewhere cannot leave it wrong.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The gate rows of `items` in `project`'s `database`: remembered ones without a read, the
+    /// rest in one query. An id the result lacks has no current revision there.
+    pub async fn gate_rows(
+        &self,
+        pool: &SqlitePool,
+        database: &Path,
+        project: &str,
+        items: &[&str],
+    ) -> Result<HashMap<String, Arc<GateRow>>, ReadError> {
+        let key = (database.to_path_buf(), project.to_owned());
+        let before = stamp(database);
+        let mut out = HashMap::with_capacity(items.len());
+        let mut unknown: Vec<&str> = Vec::new();
+        {
+            let mut inner = self.lock();
+            let memo = inner.memo(&key, &before);
+            for id in items {
+                match memo.items.get(*id) {
+                    Some(Some(row)) => {
+                        out.insert((*id).to_owned(), row.clone());
+                    }
+                    Some(None) => {}
+                    None => unknown.push(id),
+                }
+            }
+        }
+        if unknown.is_empty() {
+            return Ok(out);
+        }
+        unknown.sort_unstable();
+        unknown.dedup();
+        let mut read: HashMap<String, Arc<GateRow>> = HashMap::with_capacity(unknown.len());
+        for mut view in read::gate_rows(pool, project, &unknown, true).await? {
+            let served_sha =
+                sha256_hex(crate::index::chunk::served_text(&view.title, &view.body).as_bytes());
+            view.body = String::new();
+            read.insert(view.item_id.clone(), Arc::new(GateRow { view, served_sha }));
+        }
+        // Remember only what was read from the file the memo describes.
+        if stamp(database) == before {
+            let mut inner = self.lock();
+            let memo = inner.memo(&key, &before);
+            for id in &unknown {
+                memo.items.insert((*id).to_owned(), read.get(*id).cloned());
+            }
+        }
+        out.extend(read);
+        Ok(out)
+    }
+
+    /// The anchors of `revisions` in `project`'s `database`, by revision id (a revision without
+    /// anchors maps to an empty list).
+    pub async fn anchors(
+        &self,
+        pool: &SqlitePool,
+        database: &Path,
+        project: &str,
+        revisions: &[&str],
+    ) -> Result<HashMap<String, Vec<Anchor>>, ReadError> {
+        let key = (database.to_path_buf(), project.to_owned());
+        let before = stamp(database);
+        let mut out = HashMap::with_capacity(revisions.len());
+        let mut unknown: Vec<&str> = Vec::new();
+        {
+            let mut inner = self.lock();
+            let memo = inner.memo(&key, &before);
+            for id in revisions {
+                match memo.anchors.get(*id) {
+                    Some(list) => {
+                        out.insert((*id).to_owned(), list.as_ref().clone());
+                    }
+                    None => unknown.push(id),
+                }
+            }
+        }
+        if unknown.is_empty() {
+            return Ok(out);
+        }
+        unknown.sort_unstable();
+        unknown.dedup();
+        let mut read = read::anchors_for(pool, project, &unknown).await?;
+        if stamp(database) == before {
+            let mut inner = self.lock();
+            let memo = inner.memo(&key, &before);
+            for id in &unknown {
+                let list = read.get(*id).cloned().unwrap_or_default();
+                memo.anchors.insert((*id).to_owned(), Arc::new(list));
+            }
+        }
+        for id in unknown {
+            out.insert(id.to_owned(), read.remove(id).unwrap_or_default());
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stamp_moves_when_the_file_or_its_log_changes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("state.sqlite");
+        std::fs::write(&db, b"one").expect("write");
+        let first = stamp(&db);
+        assert_eq!(first, stamp(&db));
+        std::fs::write(dir.path().join("state.sqlite-wal"), b"log").expect("write");
+        let with_log = stamp(&db);
+        assert_ne!(first, with_log);
+        std::fs::remove_file(&db).expect("remove");
+        std::fs::write(&db, b"other").expect("write");
+        assert_ne!(with_log, stamp(&db));
+    }
+
+    #[test]
+    fn the_least_recently_used_database_falls_out_first() {
+        let mut inner = Inner::default();
+        let s = Stamp {
+            main: None,
+            wal: None,
+        };
+        for i in 0..MAX_DATABASES {
+            inner.memo(&(PathBuf::from(format!("/db{i}")), "p".into()), &s);
+        }
+        inner.memo(&(PathBuf::from("/db0"), "p".into()), &s);
+        inner.memo(&(PathBuf::from("/new"), "p".into()), &s);
+        assert_eq!(inner.by_database.len(), MAX_DATABASES);
+        assert!(inner
+            .by_database
+            .contains_key(&(PathBuf::from("/db0"), "p".into())));
+        assert!(!inner
+            .by_database
+            .contains_key(&(PathBuf::from("/db1"), "p".into())));
+    }
+
+    #[test]
+    fn a_moved_stamp_forgets_the_rows() {
+        let mut inner = Inner::default();
+        let key = (PathBuf::from("/db"), "p".to_owned());
+        let a = Stamp {
+            main: Some((1, SystemTime::UNIX_EPOCH, 1)),
+            wal: None,
+        };
+        inner.memo(&key, &a).items.insert("x".into(), None);
+        assert_eq!(inner.memo(&key, &a).items.len(), 1);
+        let b = Stamp {
+            main: Some((2, SystemTime::UNIX_EPOCH, 1)),
+            wal: None,
+        };
+        assert!(inner.memo(&key, &b).items.is_empty());
+    }
+}
