@@ -1,10 +1,15 @@
 //! Real MCP clients against a real daemon: the official MCP Python SDK (Streamable HTTP client,
 //! installed by `.ci/run` into a virtualenv named by `THEURIAN_PY_SDK`) initializes, lists the
 //! tools and calls every one of them, validating each structured answer against the tool's
-//! published outputSchema; then again with underscore tool names.
+//! published outputSchema; then again with underscore tool names. rmcp's own client does the same
+//! from Rust.
 
 use crate::migrate_apply::{git, Repo};
 use crate::support::{root, shared, Daemon};
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::ServiceExt;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -62,12 +67,9 @@ fn run_sdk_blocking(python: &str, url: &str, token: &str, calls: &Value) -> Valu
     serde_json::from_slice(&out.stdout).expect("json line")
 }
 
-#[tokio::test]
-async fn the_official_python_sdk_calls_every_tool() {
-    let Some(python) = sdk_python() else {
-        eprintln!("skipped: no Python with the MCP SDK (set THEURIAN_PY_SDK; .ci/run installs it)");
-        return;
-    };
+/// A project with every store built (knowledge, review evidence, findings, a fixable commit),
+/// and one argument set per tool that answers without refusing.
+fn prepared() -> (Repo, Value) {
     let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
     let rd = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
     let project = repo.dir.path().to_path_buf();
@@ -101,6 +103,16 @@ async fn the_official_python_sdk_calls_every_tool() {
         "knowledge.generateMigrationDraft": {"projectId": "demo", "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": "architecture.state-hash-covers-the-working-tree", "owner": "x"}]}, "evidence": evidence},
         "review.generateKnowledgeCandidate": crate::candidate::args("PRRT_kwDOaaaaaaaaaaaa", &fix),
     });
+    (repo, calls)
+}
+
+#[tokio::test]
+async fn the_official_python_sdk_calls_every_tool() {
+    let Some(python) = sdk_python() else {
+        eprintln!("skipped: no Python with the MCP SDK (set THEURIAN_PY_SDK; .ci/run installs it)");
+        return;
+    };
+    let (repo, calls) = prepared();
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
         DataDir::at(repo.data.path()),
@@ -148,4 +160,76 @@ async fn the_official_python_sdk_calls_every_tool() {
         "{report}"
     );
     daemon.shutdown().await;
+}
+
+/// rmcp's own client over its reqwest Streamable HTTP transport: the handshake, the tool list
+/// with its schemas, and every tool called with each structured answer checked against the
+/// outputSchema the daemon itself published; then the underscore names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcps_own_client_calls_every_tool() {
+    let (repo, calls) = prepared();
+    for (names, calls) in [
+        (ToolNames::Dotted, calls.clone()),
+        (
+            ToolNames::Underscore,
+            json!({"knowledge_status": {"projectId": "demo"}, "review_search": {"projectId": "demo", "limit": 1}}),
+        ),
+    ] {
+        let daemon = Daemon::start_with(
+            tempfile::tempdir().expect("tempdir"),
+            DataDir::at(repo.data.path()),
+            names,
+        )
+        .await;
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(daemon.url())
+                .auth_header(daemon.token.clone()),
+        );
+        let client = ().serve(transport).await.expect("rmcp handshake");
+        let server = client.peer_info().expect("server info after initialize");
+        assert_eq!(
+            server.server_info.as_ref().map(|i| i.name.as_str()),
+            Some("theurian"),
+            "{server:?}"
+        );
+
+        let tools = client.list_all_tools().await.expect("tools/list");
+        let listed: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(listed.len(), 10, "{listed:?}");
+        if names == ToolNames::Underscore {
+            assert!(listed.iter().all(|n| !n.contains('.')), "{listed:?}");
+        }
+        for (name, arguments) in calls.as_object().expect("calls") {
+            let tool = tools
+                .iter()
+                .find(|t| t.name == name.as_str())
+                .unwrap_or_else(|| panic!("{name} is not listed: {listed:?}"));
+            let schema = Value::Object(
+                tool.output_schema
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{name} publishes no outputSchema")),
+            );
+            let validator = jsonschema::validator_for(&schema)
+                .unwrap_or_else(|e| panic!("{name}: its outputSchema does not compile: {e}"));
+            let result = client
+                .call_tool(
+                    CallToolRequestParams::new(name.clone())
+                        .with_arguments(arguments.as_object().cloned().expect("object")),
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{name}: tools/call failed: {e}"));
+            assert_eq!(result.is_error, Some(false), "{name}: {result:?}");
+            let structured = result
+                .structured_content
+                .unwrap_or_else(|| panic!("{name}: no structuredContent"));
+            let errors: Vec<String> = validator
+                .iter_errors(&structured)
+                .map(|e| format!("{} at {}", e, e.instance_path()))
+                .collect();
+            assert!(errors.is_empty(), "{name}: {errors:?}");
+        }
+        client.cancel().await.expect("close the session");
+        daemon.shutdown().await;
+    }
 }
