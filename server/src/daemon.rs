@@ -219,6 +219,21 @@ pub fn decide(data: &DataDir, port: u16) -> Result<Start, CoreError> {
     }
 }
 
+/// glibc gives each allocating thread its own arena and keeps the freed pages of each. The
+/// daemon's work is many small, short-lived allocations spread over the runtime's workers and
+/// SQLite's threads, so the arenas mostly hold free space: one arena served 8 clients with the
+/// same throughput and about 11 MB less resident memory (scripts/side_by_side.py, 648 items).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn one_malloc_arena() {
+    // SAFETY: mallopt only tunes the allocator; it runs before the runtime starts its threads.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn one_malloc_arena() {}
+
 /// Serves in this process until a signal arrives. Holds the lock throughout.
 pub fn run_foreground(
     data: DataDir,
@@ -227,6 +242,7 @@ pub fn run_foreground(
     mut lock: DaemonLock,
     ready: impl FnOnce(&AppState, u16),
 ) -> Result<(), CoreError> {
+    one_malloc_arena();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
