@@ -119,6 +119,46 @@ impl StateMemo {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Splits `ids` into what `table` of the memo for `key` already holds and what must be read.
+    fn known<V: Clone>(
+        &self,
+        key: &(PathBuf, String),
+        now: &Stamp,
+        ids: &[&str],
+        table: fn(&mut Memo) -> &mut HashMap<String, V>,
+    ) -> (HashMap<String, V>, Vec<String>) {
+        let mut inner = self.lock();
+        let held = table(inner.memo(key, now));
+        let mut found = HashMap::with_capacity(ids.len());
+        let mut unknown: Vec<String> = Vec::new();
+        for id in ids {
+            match held.get(*id) {
+                Some(v) => {
+                    found.insert((*id).to_owned(), v.clone());
+                }
+                None => unknown.push((*id).to_owned()),
+            }
+        }
+        unknown.sort_unstable();
+        unknown.dedup();
+        (found, unknown)
+    }
+
+    /// Remembers `read` in `table`, but only when the file still has the stamp it was read under.
+    fn remember<V>(
+        &self,
+        key: &(PathBuf, String),
+        before: &Stamp,
+        read: impl IntoIterator<Item = (String, V)>,
+        table: fn(&mut Memo) -> &mut HashMap<String, V>,
+    ) {
+        if stamp(&key.0) != *before {
+            return;
+        }
+        let mut inner = self.lock();
+        table(inner.memo(key, before)).extend(read);
+    }
+
     /// The gate rows of `items` in `project`'s `database`: remembered ones without a read, the
     /// rest in one query. An id the result lacks has no current revision there.
     pub async fn gate_rows(
@@ -130,41 +170,24 @@ impl StateMemo {
     ) -> Result<HashMap<String, Arc<GateRow>>, ReadError> {
         let key = (database.to_path_buf(), project.to_owned());
         let before = stamp(database);
-        let mut out = HashMap::with_capacity(items.len());
-        let mut unknown: Vec<&str> = Vec::new();
-        {
-            let mut inner = self.lock();
-            let memo = inner.memo(&key, &before);
-            for id in items {
-                match memo.items.get(*id) {
-                    Some(Some(row)) => {
-                        out.insert((*id).to_owned(), row.clone());
-                    }
-                    Some(None) => {}
-                    None => unknown.push(id),
-                }
-            }
-        }
+        let (found, unknown) = self.known(&key, &before, items, |m| &mut m.items);
+        let mut out: HashMap<String, Arc<GateRow>> = found
+            .into_iter()
+            .filter_map(|(id, row)| Some((id, row?)))
+            .collect();
         if unknown.is_empty() {
             return Ok(out);
         }
-        unknown.sort_unstable();
-        unknown.dedup();
-        let mut read: HashMap<String, Arc<GateRow>> = HashMap::with_capacity(unknown.len());
-        for mut view in read::gate_rows(pool, project, &unknown, true).await? {
+        let ids: Vec<&str> = unknown.iter().map(String::as_str).collect();
+        let mut read: HashMap<String, Arc<GateRow>> = HashMap::with_capacity(ids.len());
+        for mut view in read::gate_rows(pool, project, &ids).await? {
             let served_sha =
                 sha256_hex(crate::index::chunk::served_text(&view.title, &view.body).as_bytes());
             view.body = String::new();
             read.insert(view.item_id.clone(), Arc::new(GateRow { view, served_sha }));
         }
-        // Remember only what was read from the file the memo describes.
-        if stamp(database) == before {
-            let mut inner = self.lock();
-            let memo = inner.memo(&key, &before);
-            for id in &unknown {
-                memo.items.insert((*id).to_owned(), read.get(*id).cloned());
-            }
-        }
+        let rows = unknown.iter().map(|id| (id.clone(), read.get(id).cloned()));
+        self.remember(&key, &before, rows, |m| &mut m.items);
         out.extend(read);
         Ok(out)
     }
@@ -180,37 +203,27 @@ impl StateMemo {
     ) -> Result<HashMap<String, Vec<Anchor>>, ReadError> {
         let key = (database.to_path_buf(), project.to_owned());
         let before = stamp(database);
-        let mut out = HashMap::with_capacity(revisions.len());
-        let mut unknown: Vec<&str> = Vec::new();
-        {
-            let mut inner = self.lock();
-            let memo = inner.memo(&key, &before);
-            for id in revisions {
-                match memo.anchors.get(*id) {
-                    Some(list) => {
-                        out.insert((*id).to_owned(), list.as_ref().clone());
-                    }
-                    None => unknown.push(id),
-                }
-            }
-        }
+        let (found, unknown) = self.known(&key, &before, revisions, |m| &mut m.anchors);
+        let mut out: HashMap<String, Vec<Anchor>> = found
+            .into_iter()
+            .map(|(id, list)| (id, list.as_ref().clone()))
+            .collect();
         if unknown.is_empty() {
             return Ok(out);
         }
-        unknown.sort_unstable();
-        unknown.dedup();
-        let mut read = read::anchors_for(pool, project, &unknown).await?;
-        if stamp(database) == before {
-            let mut inner = self.lock();
-            let memo = inner.memo(&key, &before);
-            for id in &unknown {
-                let list = read.get(*id).cloned().unwrap_or_default();
-                memo.anchors.insert((*id).to_owned(), Arc::new(list));
-            }
+        let ids: Vec<&str> = unknown.iter().map(String::as_str).collect();
+        let mut read = read::anchors_for(pool, project, &ids).await?;
+        let lists: Vec<(String, Arc<Vec<Anchor>>)> = unknown
+            .into_iter()
+            .map(|id| {
+                let list = read.remove(&id).unwrap_or_default();
+                (id, Arc::new(list))
+            })
+            .collect();
+        for (id, list) in &lists {
+            out.insert(id.clone(), list.as_ref().clone());
         }
-        for id in unknown {
-            out.insert(id.to_owned(), read.remove(id).unwrap_or_default());
-        }
+        self.remember(&key, &before, lists, |m| &mut m.anchors);
         Ok(out)
     }
 }

@@ -323,23 +323,14 @@ pub async fn servable(
     rows.iter().filter_map(|r| view(r).transpose()).collect()
 }
 
-/// The canonical facts the retrieval gate needs for `items`, by id (absent items are missing).
-/// Bodies are read only when `with_body`; otherwise `body` is empty.
+/// The canonical facts the retrieval gate needs for `items` (bodies included, so the caller can
+/// digest the served text), by id; absent items have no current revision.
 pub async fn gate_rows(
     pool: &SqlitePool,
     project: &str,
     items: &[&str],
-    with_body: bool,
 ) -> Result<Vec<ItemView>, ReadError> {
-    let sql = if with_body {
-        format!("{ITEM_COLUMNS} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.item_id IN (SELECT value FROM json_each(?))")
-    } else {
-        format!(
-            "{} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.item_id IN (SELECT value FROM json_each(?))",
-            ITEM_COLUMNS.replace("r.body,", "'' AS body,")
-        )
-    };
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!("{ITEM_COLUMNS} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.item_id IN (SELECT value FROM json_each(?))")))
         .bind(project)
         .bind(json_list(items))
         .fetch_all(pool)
