@@ -159,3 +159,185 @@ fn a_killed_apply_or_index_build_leaves_the_previous_state_serving() {
     let built = repo.ok(&["--json", "index", "build"]);
     assert_eq!(built["stateHash"], next["stateHash"]);
 }
+
+/// Where the disk runs out for [`a_full_disk_mid_build_is_named_and_the_previous_state_serves`]:
+/// as root, a small tmpfs mounted over `.theurian/state` and then filled up to a few hundred KiB;
+/// otherwise a per-process file size limit on the build (same failure to write, without the
+/// file system's own "no space" code).
+struct FullDisk {
+    state: std::path::PathBuf,
+    mounted: bool,
+}
+
+/// Free space a build meets: room for the pre-build probe, not for a state database.
+const LEFT_FREE: u64 = 192 * 1024;
+
+impl FullDisk {
+    fn over(state: &std::path::Path) -> FullDisk {
+        std::fs::create_dir_all(state).expect("mkdir");
+        // SAFETY: geteuid has no preconditions.
+        let mounted = unsafe { libc::geteuid() } == 0
+            && std::process::Command::new("mount")
+                .args(["-t", "tmpfs", "-o", "size=64m", "tmpfs"])
+                .arg(state)
+                .status()
+                .is_ok_and(|s| s.success());
+        FullDisk {
+            state: state.to_path_buf(),
+            mounted,
+        }
+    }
+
+    /// Fills the tmpfs to [`LEFT_FREE`] (no-op without one).
+    fn fill(&self) {
+        if !self.mounted {
+            return;
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(self.state.as_os_str().as_bytes()).expect("path");
+        // SAFETY: `c` is NUL-terminated; `stat` is a zeroed out-parameter statvfs fills.
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut stat) }, 0);
+        let free = stat.f_bavail as u64 * stat.f_frsize as u64;
+        let filler = std::fs::File::create(self.filler()).expect("filler");
+        filler
+            .set_len(0)
+            .and_then(|()| {
+                use std::io::Write;
+                let block = vec![0xA5u8; 1 << 20];
+                let mut w = std::io::BufWriter::new(&filler);
+                let mut left = free.saturating_sub(LEFT_FREE);
+                while left > 0 {
+                    let n = left.min(block.len() as u64) as usize;
+                    w.write_all(&block[..n])?;
+                    left -= n as u64;
+                }
+                w.flush()
+            })
+            .expect("fill the tmpfs");
+    }
+
+    fn filler(&self) -> std::path::PathBuf {
+        self.state.join("filler.bin")
+    }
+
+    /// Runs `args` in `repo` against the full disk.
+    fn run(&self, repo: &Repo, args: &[&str]) -> std::process::Output {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"));
+        cmd.current_dir(repo.dir.path())
+            .env("THEURIAN_DATA_DIR", repo.data.path())
+            .env("RUST_LOG", "warn")
+            .args(args);
+        if !self.mounted {
+            // SAFETY: between fork and exec only async-signal-safe calls (signal, setrlimit).
+            unsafe {
+                cmd.pre_exec(|| {
+                    // A write past the limit then fails with EFBIG instead of killing the process.
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    let limit = libc::rlimit {
+                        rlim_cur: LEFT_FREE,
+                        rlim_max: LEFT_FREE,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        cmd.output().expect("run")
+    }
+
+    /// Frees the space again.
+    fn free(&self) {
+        let _ = std::fs::remove_file(self.filler());
+    }
+}
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.state)
+                .status();
+        }
+    }
+}
+
+#[test]
+fn a_full_disk_mid_build_is_named_and_the_previous_state_serves() {
+    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let state = repo.dir.path().join(".theurian/state");
+    let disk = FullDisk::over(&state);
+    let first = repo.ok(&["--json", "migrate", "apply"]);
+    repo.ok(&["--json", "index", "build"]);
+    let active = std::fs::read(state.join("active.json")).expect("active");
+    let index = std::fs::read(state.join("active-index.json")).expect("index pointer");
+    let database = state.join(
+        repo.active()["databaseFilename"]
+            .as_str()
+            .expect("database named"),
+    );
+    let database_size = std::fs::metadata(&database).expect("database").len();
+    let before: std::collections::BTreeSet<_> = std::fs::read_dir(&state)
+        .expect("state")
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    grow(&repo, 400);
+    disk.fill();
+
+    for args in [
+        &["--json", "migrate", "apply", "--allow-uncommitted"][..],
+        &["--json", "index", "build"][..],
+    ] {
+        let out = disk.run(&repo, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded on a full disk");
+        let err: Value = serde_json::from_slice(&out.stderr)
+            .unwrap_or_else(|e| panic!("{args:?}: not a JSON refusal ({e}): {stderr}"));
+        let message = err["error"].as_str().unwrap_or_default();
+        assert!(!message.is_empty(), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        if disk.mounted {
+            assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
+            assert!(message.contains("no space left"), "{args:?}: {message}");
+            assert!(message.contains(&args[1..3].join(" ")), "{message}");
+            let remedy = err["remedy"].as_str().unwrap_or_default();
+            assert!(
+                remedy.contains("Free space") && !remedy.contains("Delete"),
+                "{remedy}"
+            );
+        }
+        // Nothing was published, and the old state still answers.
+        assert_eq!(
+            std::fs::read(state.join("active.json")).ok(),
+            Some(active.clone())
+        );
+        assert_eq!(
+            std::fs::read(state.join("active-index.json")).ok(),
+            Some(index.clone())
+        );
+        assert_eq!(
+            std::fs::metadata(&database).map(|m| m.len()).ok(),
+            Some(database_size)
+        );
+        let status = repo.ok(&["--json", "migrate", "status"]);
+        assert_eq!(status["stateBuilt"], false, "{status}");
+    }
+    // The failed runs left no half-written files behind.
+    disk.free();
+    let after: std::collections::BTreeSet<_> = std::fs::read_dir(&state)
+        .expect("state")
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    assert_eq!(after, before, "files left by the failed builds");
+
+    // With room again, the same commands complete.
+    let next = repo.ok(&["--json", "migrate", "apply", "--allow-uncommitted"]);
+    assert_ne!(next["stateHash"], first["stateHash"]);
+    let built = repo.ok(&["--json", "index", "build"]);
+    assert_eq!(built["stateHash"], next["stateHash"]);
+}

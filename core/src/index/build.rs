@@ -218,8 +218,11 @@ pub async fn build(
         Ok((info, nodes))
     })();
     let (info, nodes) = written.map_err(|e| {
+        // Named while the partial build still takes its space: once it is removed, a full
+        // disk has room again and the cause could no longer be seen.
+        let named = crate::store::writable::explain(&state_dir, BUILD, e);
         let _ = std::fs::remove_dir_all(&building);
-        crate::store::writable::explain(&state_dir, BUILD, e)
+        named
     })?;
     std::fs::rename(&building, &final_dir).map_err(|e| {
         crate::store::writable::explain(&state_dir, BUILD, CoreError::io("publish", &final_dir, &e))

@@ -164,19 +164,24 @@ pub async fn apply(
         }
         conn
     };
-    let report = apply::apply(&mut conn, &project.row, set, created)
-        .await
-        .inspect_err(|_| {
-            // A database this run created holds nothing served; on a full disk it is also
-            // the space the user needs back.
+    let report = match apply::apply(&mut conn, &project.row, set, created).await {
+        Ok(report) => report,
+        Err(e) => {
+            // Named first, while a full disk is still full; then a database this run created
+            // goes, since it holds nothing served and on a full disk is the space needed back.
+            let named = match &e {
+                ApplyError::Database(_) => {
+                    super::writable::explain(&state_dir, APPLY, state_error(e))
+                }
+                _ => state_error(e),
+            };
             if created {
+                drop(conn);
                 remove_database(&path);
             }
-        })
-        .map_err(|e| match &e {
-            ApplyError::Database(_) => super::writable::explain(&state_dir, APPLY, state_error(e)),
-            _ => state_error(e),
-        })?;
+            return Err(named);
+        }
+    };
     drop(conn);
     provenance::record(data, &project.root, "state", &set.state_hash)?;
     pointer::write(

@@ -122,10 +122,10 @@ where
     }
     .await;
     if let Err(e) = result {
+        // Named before the partial file goes, while a full disk is still full.
+        let named = writable::explain_sqlx(&e, &dir, command, || other(e.to_string()));
         building.abandon();
-        return Err(writable::explain_sqlx(&e, &dir, command, || {
-            other(e.to_string())
-        }));
+        return Err(named);
     }
     match building.publish() {
         Ok(live) => Ok(live),
