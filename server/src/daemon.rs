@@ -125,6 +125,7 @@ pub fn build_state(data: DataDir, port: u16, tool_names: ToolNames) -> Result<Ap
         pools: Default::default(),
         indexes: Default::default(),
         memo: Default::default(),
+        activity: Default::default(),
         search_gate: crate::admission::Gate::new("knowledge searches"),
         findings_gate: crate::admission::Gate::new("review-finding reads"),
         review_gate: crate::admission::Gate::new("review-evidence searches"),
@@ -219,21 +220,6 @@ pub fn decide(data: &DataDir, port: u16) -> Result<Start, CoreError> {
     }
 }
 
-/// glibc gives each allocating thread its own arena and keeps the freed pages of each. The
-/// daemon's work is many small, short-lived allocations spread over the runtime's workers and
-/// SQLite's threads, so the arenas mostly hold free space: one arena served 8 clients with the
-/// same throughput and about 11 MB less resident memory (scripts/side_by_side.py, 648 items).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn one_malloc_arena() {
-    // SAFETY: mallopt only tunes the allocator; it runs before the runtime starts its threads.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn one_malloc_arena() {}
-
 /// Serves in this process until a signal arrives. Holds the lock throughout.
 pub fn run_foreground(
     data: DataDir,
@@ -242,7 +228,7 @@ pub fn run_foreground(
     mut lock: DaemonLock,
     ready: impl FnOnce(&AppState, u16),
 ) -> Result<(), CoreError> {
-    one_malloc_arena();
+    crate::memory::one_arena();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -270,6 +256,7 @@ pub fn run_foreground(
             instance_id: state.instance_id.clone(),
         })?;
         ready(&state, bound);
+        tokio::spawn(crate::memory::trim_when_quiet(state.clone()));
         tracing::info!(port = bound, "serving MCP at http://127.0.0.1:{bound}/mcp");
         serve(listener, state, shutdown).await?;
         tracing::info!("stopped");

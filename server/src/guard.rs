@@ -62,6 +62,7 @@ fn loopback_hosts(port: u16) -> [String; 3] {
 
 /// The middleware itself.
 pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: Next) -> Response {
+    state.activity.touch();
     if request.uri().path() != "/health" && !bearer_matches(&request, &state.token) {
         return unauthorized();
     }

@@ -36,6 +36,8 @@ pub struct Shared {
     pub pools: theurian_core::knowledge::pool::ReadPools,
     /// Canonical rows the retrieval gate and result shaping have read, per state database.
     pub memo: theurian_core::knowledge::memo::StateMemo,
+    /// Requests seen, for the idle memory trim.
+    pub activity: crate::memory::Activity,
     /// Opened index builds.
     pub indexes: theurian_core::index::open::IndexCache,
     /// The review.findings admission gate.

@@ -586,3 +586,57 @@ async fn a_raptor_build_adds_the_summary_retriever_and_raptor_paths() {
         .contains(&json!("summary")));
     daemon.shutdown().await;
 }
+
+#[test]
+fn concurrent_first_opens_share_one_copy_and_embeddings_load_on_demand() {
+    let repo = project_with(&[
+        (
+            "arch.one",
+            "internal",
+            "# One\n\nRetry requests with backoff.\n",
+        ),
+        (
+            "arch.two",
+            "internal",
+            "# Two\n\nThe daemon token lives in the data directory.\n",
+        ),
+    ]);
+    let built = repo.ok(&["--json", "index", "build"]);
+    let id = built["indexBuildId"].as_str().expect("build id");
+    let dir = repo
+        .dir
+        .path()
+        .join(format!(".theurian/state/theurian-index-{id}"));
+    let cache = std::sync::Arc::new(theurian_core::index::open::IndexCache::default());
+    let opened: Vec<_> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let (cache, dir) = (cache.clone(), dir.clone());
+                s.spawn(move || cache.open(&dir).expect("open"))
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("thread"))
+            .collect()
+    });
+    assert!(
+        opened.iter().all(|o| std::sync::Arc::ptr_eq(o, &opened[0])),
+        "concurrent first opens made more than one copy"
+    );
+    let idx = &opened[0];
+    assert!(idx.has_embeddings);
+    let dimension = theurian_core::index::embed::DIMENSION;
+    assert_eq!(
+        idx.embeddings().expect("embeddings").len(),
+        idx.passages.len() * dimension
+    );
+
+    // A build whose vectors do not match its passages is refused when opened, not at the
+    // first dense search.
+    let vectors = dir.join(theurian_core::index::pointer::EMBEDDINGS_FILE);
+    let bytes = std::fs::read(&vectors).expect("vectors");
+    std::fs::write(&vectors, &bytes[..bytes.len() - 4]).expect("truncate");
+    let refused = theurian_core::index::open::OpenIndex::open(&dir).expect_err("refused");
+    assert!(refused.contains("embeddings"), "{refused}");
+}

@@ -5,7 +5,7 @@
 //! sentences (never its title); relevance is where that document lands in the ranked answer.
 
 use serde_json::{json, Value};
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::time::{Duration, Instant};
 use theurian_core::corpus::{self, Rng};
 use theurian_core::datadir::DataDir;
@@ -62,43 +62,45 @@ fn known_item_queries(items: &[read::ItemView], rng: &mut Rng) -> Vec<(String, S
         .collect()
 }
 
-/// One MCP call on a kept-alive connection; returns the response body.
+/// One MCP call on a kept-alive connection; returns the response body. Reads are buffered so
+/// the figure is the daemon's time, not a system call per byte on the client side.
 fn post(
-    stream: &mut std::net::TcpStream,
+    stream: &mut std::io::BufReader<std::net::TcpStream>,
     port: u16,
     token: &str,
     body: &str,
 ) -> Result<String, std::io::Error> {
     write!(
-        stream,
+        stream.get_mut(),
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )?;
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        stream.read_exact(&mut byte)?;
-        head.push(byte[0]);
+    let mut length = None;
+    let mut chunked = false;
+    loop {
+        let mut line = String::new();
+        if stream.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let line = line.trim_end().to_ascii_lowercase();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("content-length:") {
+            length = v.trim().parse::<usize>().ok();
+        }
+        chunked |= line.starts_with("transfer-encoding:") && line.contains("chunked");
     }
-    let head = String::from_utf8_lossy(&head).to_lowercase();
-    let length = head.lines().find_map(|l| {
-        l.strip_prefix("content-length:")
-            .and_then(|v| v.trim().parse::<usize>().ok())
-    });
     let mut out = Vec::new();
     match length {
-        Some(n) => {
+        Some(n) if !chunked => {
             out.resize(n, 0);
             stream.read_exact(&mut out)?;
         }
-        None => loop {
-            let mut line = Vec::new();
-            while !line.ends_with(b"\r\n") {
-                stream.read_exact(&mut byte)?;
-                line.push(byte[0]);
-            }
-            let size =
-                usize::from_str_radix(String::from_utf8_lossy(&line).trim(), 16).unwrap_or(0);
+        _ => loop {
+            let mut line = String::new();
+            stream.read_line(&mut line)?;
+            let size = usize::from_str_radix(line.trim(), 16).unwrap_or(0);
             let mut chunk = vec![0u8; size + 2];
             stream.read_exact(&mut chunk)?;
             if size == 0 {
@@ -190,7 +192,7 @@ pub fn run(items: usize, queries: usize) -> Result<Value, CoreError> {
             .map_err(|e| fail("search", format!("{e:?}")))?;
         in_process.push(t.elapsed());
         if i < known.len() {
-            if let Some(rank) = hits.iter().take(10).position(|h| &h.item.item_id == item) {
+            if let Some(rank) = hits.iter().take(10).position(|h| &h.item().item_id == item) {
                 hit10 += 1;
                 hit1 += usize::from(rank == 0);
                 reciprocal += 1.0 / (rank + 1) as f64;
@@ -221,9 +223,10 @@ pub fn run(items: usize, queries: usize) -> Result<Value, CoreError> {
             let _ = stopped.await;
         },
     ));
-    let mut stream =
+    let stream =
         std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| fail("connect", e))?;
     let _ = stream.set_nodelay(true);
+    let mut stream = std::io::BufReader::new(stream);
     let mut over_socket = Vec::new();
     for (i, (_, query)) in known.iter().cycle().take(queries).enumerate() {
         let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "knowledge.search", "arguments": {"projectId": "bench", "query": query}}}).to_string();

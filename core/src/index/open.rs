@@ -1,6 +1,6 @@
 //! An opened index build: the tantivy reader, the passages' stored fields held in memory by
-//! `seq`, the document → `seq` map per segment, and the embeddings. Opened once per build and
-//! shared across requests.
+//! `seq`, the document → `seq` map per segment, and (on the first dense search) the embeddings.
+//! Opened once per build and shared across requests.
 
 use super::embed::DIMENSION;
 use super::fields::{register, schema, Fields};
@@ -8,8 +8,6 @@ use super::pointer::{BuildInfo, EMBEDDINGS_FILE, FORMAT_VERSION};
 use super::raptor::{Forest, FOREST_FILE, NODES_DIR};
 use std::collections::HashMap;
 use std::path::Path;
-use tantivy::collector::TopDocs;
-use tantivy::query::AllQuery;
 use tantivy::schema::Value;
 use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, TantivyDocument};
 
@@ -58,8 +56,11 @@ pub struct OpenIndex {
     pub passages: Vec<Passage>,
     /// Per segment ordinal, doc id → `seq`.
     seqs: Vec<Vec<u64>>,
-    /// Embeddings by `seq` (empty when built with --no-embeddings).
-    pub embeddings: Vec<f32>,
+    /// Whether the build has embeddings (not built with --no-embeddings).
+    pub has_embeddings: bool,
+    embeddings_path: std::path::PathBuf,
+    /// Embeddings by `seq`, read on the first dense search.
+    embeddings: std::sync::OnceLock<Result<Vec<f32>, String>>,
     /// The summary forest and its node-text index, for a `--raptor` build.
     pub forest: Option<Forest>,
     /// Reader over the node texts (same fields as passages; `seq` = node position).
@@ -70,6 +71,9 @@ pub struct OpenIndex {
     pub by_revision: HashMap<String, Vec<usize>>,
     /// Forest node position by node id (empty without a forest).
     pub node_position: HashMap<String, usize>,
+    /// Each passage's place in chunk-id order, so rank ties break on an integer compare
+    /// instead of a string compare inside every sort.
+    chunk_order: Vec<u32>,
 }
 
 impl std::fmt::Debug for OpenIndex {
@@ -94,9 +98,12 @@ impl OpenIndex {
         let index = Index::open_in_dir(dir).map_err(|e| e.to_string())?;
         register(&index);
         let (_, fields) = schema();
+        // The passages' stored fields are read once, below, and held in memory; nothing reads
+        // this reader's doc store again, so it keeps no decompressed blocks around.
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
+            .doc_store_cache_num_blocks(0)
             .try_into()
             .map_err(|e| e.to_string())?;
         let searcher = reader.searcher();
@@ -114,38 +121,40 @@ impl OpenIndex {
         }
         let total = searcher.num_docs() as usize;
         let mut passages: Vec<Option<Passage>> = vec![None; info.chunks.max(total)];
-        let hits = searcher
-            .search(
-                &AllQuery,
-                &TopDocs::with_limit(total.max(1)).order_by_score(),
-            )
-            .map_err(|e| e.to_string())?;
-        for (_, address) in hits {
-            let doc: TantivyDocument = searcher.doc(address).map_err(|e| e.to_string())?;
-            let text = |f| {
-                doc.get_first(f)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            let seq = doc
-                .get_first(fields.seq)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(u64::MAX) as usize;
-            if let Some(slot) = passages.get_mut(seq) {
-                *slot = Some(Passage {
-                    chunk_id: text(fields.chunk_id),
-                    item_id: text(fields.item_id),
-                    revision_id: text(fields.revision_id),
-                    served_sha: text(fields.served_sha),
-                    status: text(fields.status),
-                    sensitivity: text(fields.sensitivity),
-                    folded: format!("{}\n{}", text(fields.heading), text(fields.text))
-                        .to_lowercase(),
-                    heading: text(fields.heading),
-                    text: text(fields.text),
-                    live: true,
-                });
+        for segment in searcher.segment_readers() {
+            // In stored order, each compressed block decompressed once.
+            let store = segment.get_store_reader(0).map_err(|e| e.to_string())?;
+            for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
+                let doc = doc.map_err(|e| e.to_string())?;
+                let text = |f| {
+                    doc.get_first(f)
+                        .and_then(|v| v.as_str())
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                let seq = doc
+                    .get_first(fields.seq)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(u64::MAX) as usize;
+                if let Some(slot) = passages.get_mut(seq) {
+                    let (heading, body) = (text(fields.heading), text(fields.text));
+                    let mut folded = String::with_capacity(heading.len() + body.len() + 1);
+                    folded.push_str(&heading);
+                    folded.push('\n');
+                    folded.push_str(&body);
+                    *slot = Some(Passage {
+                        chunk_id: text(fields.chunk_id),
+                        item_id: text(fields.item_id),
+                        revision_id: text(fields.revision_id),
+                        served_sha: text(fields.served_sha),
+                        status: text(fields.status),
+                        sensitivity: text(fields.sensitivity),
+                        folded: folded.to_lowercase(),
+                        heading,
+                        text: body,
+                        live: true,
+                    });
+                }
             }
         }
         // Slots a withdrawal purge emptied stay, so embeddings keep their positions.
@@ -153,19 +162,18 @@ impl OpenIndex {
             .into_iter()
             .map(|p| p.unwrap_or_else(Passage::purged))
             .collect();
-        let embeddings = if info.embedding_dimension == DIMENSION {
-            let bytes =
-                std::fs::read(dir.join(EMBEDDINGS_FILE)).map_err(|e| format!("embeddings: {e}"))?;
-            if bytes.len() != passages.len() * DIMENSION * 4 {
+        // Only `useDense` searches read the embeddings, so they are loaded on the first one;
+        // their size is checked now, so a build that cannot answer one is refused at open.
+        let embeddings_path = dir.join(EMBEDDINGS_FILE);
+        let has_embeddings = info.embedding_dimension == DIMENSION;
+        if has_embeddings {
+            let size = std::fs::metadata(&embeddings_path)
+                .map_err(|e| format!("embeddings: {e}"))?
+                .len();
+            if size != (passages.len() * DIMENSION * 4) as u64 {
                 return Err("the embeddings do not match the passages".into());
             }
-            bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        }
         let forest: Option<Forest> = std::fs::read_to_string(dir.join(FOREST_FILE))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
@@ -202,6 +210,12 @@ impl OpenIndex {
             .flat_map(|f| f.nodes.iter().enumerate())
             .map(|(i, n)| (n.node_id.clone(), i))
             .collect();
+        let mut by_id: Vec<usize> = (0..passages.len()).collect();
+        by_id.sort_by(|a, b| passages[*a].chunk_id.cmp(&passages[*b].chunk_id));
+        let mut chunk_order = vec![0u32; passages.len()];
+        for (place, seq) in by_id.into_iter().enumerate() {
+            chunk_order[seq] = place as u32;
+        }
         Ok(OpenIndex {
             info,
             reader,
@@ -209,13 +223,21 @@ impl OpenIndex {
             index,
             passages,
             seqs,
-            embeddings,
+            has_embeddings,
+            embeddings_path,
+            embeddings: std::sync::OnceLock::new(),
             forest,
             nodes,
             by_chunk,
             by_revision,
             node_position,
+            chunk_order,
         })
+    }
+
+    /// Passages `a` and `b` in chunk-id order (the tie-break of every ranking).
+    pub fn chunk_cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        self.chunk_order.get(a).cmp(&self.chunk_order.get(b))
     }
 
     /// The passage number of a search hit.
@@ -227,9 +249,24 @@ impl OpenIndex {
         (seq != u64::MAX).then_some(seq as usize)
     }
 
-    /// The embedding of passage `seq`.
-    pub fn embedding(&self, seq: usize) -> Option<&[f32]> {
-        self.embeddings.get(seq * DIMENSION..(seq + 1) * DIMENSION)
+    /// Every passage's embedding, `DIMENSION` floats per `seq` (read from disk on first use;
+    /// empty for a build without embeddings).
+    pub fn embeddings(&self) -> Result<&[f32], String> {
+        if !self.has_embeddings {
+            return Ok(&[]);
+        }
+        let loaded = self.embeddings.get_or_init(|| {
+            let bytes =
+                std::fs::read(&self.embeddings_path).map_err(|e| format!("embeddings: {e}"))?;
+            if bytes.len() != self.passages.len() * DIMENSION * 4 {
+                return Err("the embeddings do not match the passages".into());
+            }
+            Ok(bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect())
+        });
+        loaded.as_deref().map_err(Clone::clone)
     }
 }
 
@@ -240,18 +277,28 @@ impl OpenIndex {
 pub struct IndexCache {
     builds:
         std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Arc<OpenIndex>>>,
+    /// Held while a build is opened, so the concurrent first searches of a fresh daemon wait
+    /// for one open instead of each reading a whole copy of the build into memory.
+    opening: std::sync::Mutex<()>,
 }
 
 impl IndexCache {
-    /// The opened build in `dir`, opening it on first use.
-    pub fn open(&self, dir: &Path) -> Result<std::sync::Arc<OpenIndex>, String> {
-        if let Some(found) = self
-            .builds
+    fn cached(&self, dir: &Path) -> Option<std::sync::Arc<OpenIndex>> {
+        self.builds
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(dir)
-        {
-            return Ok(found.clone());
+            .cloned()
+    }
+
+    /// The opened build in `dir`, opening it on first use.
+    pub fn open(&self, dir: &Path) -> Result<std::sync::Arc<OpenIndex>, String> {
+        if let Some(found) = self.cached(dir) {
+            return Ok(found);
+        }
+        let _one_at_a_time = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = self.cached(dir) {
+            return Ok(found);
         }
         let opened = std::sync::Arc::new(OpenIndex::open(dir)?);
         let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());

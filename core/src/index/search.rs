@@ -8,13 +8,13 @@
 //! tampered index can only return less, never withheld text. The canonical rows come through
 //! [`StateMemo`], so a warm search reads them from memory.
 
-use super::embed::{cosine, embed};
+use super::embed::{cosine, embed, DIMENSION};
 use super::fields::word_analyzer;
 use super::open::{OpenIndex, Passage};
 use crate::knowledge::memo::{GateRow, StateMemo};
 use crate::knowledge::read::{ItemView, ReadError};
 use sqlx::sqlite::SqlitePool;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
@@ -50,14 +50,29 @@ pub struct Request<'a> {
     pub valid_at: Option<chrono::DateTime<chrono::FixedOffset>>,
 }
 
-/// One fused result.
+/// One fused result: the item's canonical row (shared with the memo, so only the hits a caller
+/// keeps are ever copied) and the passage that matched, borrowed from the open build.
 #[derive(Debug, Clone)]
-pub struct Hit {
-    pub item: ItemView,
-    pub passage: String,
+pub struct Hit<'i> {
+    pub row: Arc<GateRow>,
+    pub passage: &'i str,
     pub fused_score: f64,
     pub found_by: Vec<&'static str>,
 }
+
+impl Hit<'_> {
+    /// The hit's item as the store serves it (anchors not yet attached).
+    pub fn item(&self) -> &ItemView {
+        &self.row.view
+    }
+}
+
+/// The retrievers by name, in the order `foundBy` lists them.
+const RETRIEVERS: [&str; 4] = ["dense", "lexical", "substring", "summary"];
+const DENSE: usize = 0;
+const LEXICAL: usize = 1;
+const SUBSTRING: usize = 2;
+const SUMMARY: usize = 3;
 
 /// Why the ranked path failed while answering (the tool falls back, `index-unreadable`).
 #[derive(Debug)]
@@ -197,10 +212,7 @@ fn page(
         .filter_map(|(s, a)| idx.seq_of(a).map(|q| (s, q)))
         .collect();
     scored.truncate(depth);
-    scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| idx.passages[a.1].chunk_id.cmp(&idx.passages[b.1].chunk_id))
-    });
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
     Ok((
         scored
             .into_iter()
@@ -236,42 +248,41 @@ fn scan(idx: &OpenIndex, req: &Request<'_>, terms: &[String]) -> Vec<usize> {
             (score > 0).then_some((score, seq))
         })
         .collect();
-    scored.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| idx.passages[a.1].chunk_id.cmp(&idx.passages[b.1].chunk_id))
-    });
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
     scored.into_iter().map(|(_, s)| s).collect()
 }
 
 /// The canonical gate, memoised per item for one request.
 struct Gate<'a> {
     pool: &'a SqlitePool,
+    idx: &'a OpenIndex,
     req: &'a Request<'a>,
     /// Item id → its row when visible to this request, None when not.
-    items: HashMap<String, Option<Arc<GateRow>>>,
+    items: HashMap<&'a str, Option<Arc<GateRow>>>,
 }
 
-impl Gate<'_> {
-    async fn admit(&mut self, idx: &OpenIndex, seqs: &[usize]) -> Result<Vec<usize>, SearchError> {
-        let unknown: BTreeSet<&str> = seqs
+impl<'a> Gate<'a> {
+    async fn admit(&mut self, seqs: &[usize]) -> Result<Vec<usize>, SearchError> {
+        let idx = self.idx;
+        let unknown: BTreeSet<&'a str> = seqs
             .iter()
             .map(|s| idx.passages[*s].item_id.as_str())
             .filter(|i| !self.items.contains_key(*i))
             .collect();
         if !unknown.is_empty() {
-            let ids: Vec<&str> = unknown.iter().copied().collect();
-            let mut rows = self
+            let ids: Vec<&'a str> = unknown.into_iter().collect();
+            let rows = self
                 .req
                 .memo
                 .gate_rows(self.pool, self.req.database, self.req.project, &ids)
                 .await
                 .map_err(SearchError::Canonical)?;
-            for id in ids {
-                let row = rows.remove(id).filter(|r| {
+            for (id, row) in ids.into_iter().zip(rows) {
+                let row = row.filter(|r| {
                     self.req.statuses.contains(&r.view.status.as_str())
                         && self.req.visible.contains(&r.view.sensitivity.as_str())
                 });
-                self.items.insert(id.to_owned(), row);
+                self.items.insert(id, row);
             }
         }
         Ok(seqs
@@ -279,15 +290,15 @@ impl Gate<'_> {
             .copied()
             .filter(|s| {
                 let p = &idx.passages[*s];
-                matches!(self.items.get(&p.item_id), Some(Some(r)) if r.view.revision_id == p.revision_id && r.served_sha == p.served_sha)
+                matches!(self.items.get(p.item_id.as_str()), Some(Some(r)) if r.view.revision_id == p.revision_id && r.served_sha == p.served_sha)
             })
             .collect())
     }
 
-    fn valid(&self, idx: &OpenIndex, seq: usize) -> bool {
+    fn valid(&self, seq: usize) -> bool {
         match (
             &self.req.valid_at,
-            self.items.get(&idx.passages[seq].item_id),
+            self.items.get(self.idx.passages[seq].item_id.as_str()),
         ) {
             (Some(moment), Some(Some(row))) => {
                 let v = &row.view;
@@ -307,19 +318,15 @@ impl Gate<'_> {
 /// Runs a paged retriever until 50 passages cleared the gate or it is exhausted, then applies
 /// the `asOf` filter and cuts to 50.
 async fn visible_ranking(
-    idx: &OpenIndex,
     gate: &mut Gate<'_>,
     mut fetch: impl FnMut(usize) -> Result<(Vec<usize>, bool), SearchError>,
 ) -> Result<Vec<usize>, SearchError> {
     let mut depth = FIRST_PASS_DEPTH;
     loop {
         let (rows, exhausted) = fetch(depth)?;
-        let cleared = gate.admit(idx, &rows).await?;
+        let cleared = gate.admit(&rows).await?;
         if cleared.len() >= CANDIDATE_DEPTH || exhausted {
-            let mut out: Vec<usize> = cleared
-                .into_iter()
-                .filter(|s| gate.valid(idx, *s))
-                .collect();
+            let mut out: Vec<usize> = cleared.into_iter().filter(|s| gate.valid(*s)).collect();
             out.truncate(CANDIDATE_DEPTH);
             return Ok(out);
         }
@@ -402,25 +409,24 @@ fn summary(
         );
     }
     let mut ordered: Vec<(f32, usize)> = leaves.into_iter().map(|(s, score)| (score, s)).collect();
-    ordered.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| idx.passages[a.1].chunk_id.cmp(&idx.passages[b.1].chunk_id))
-    });
+    ordered.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
     Ok(ordered.into_iter().map(|(_, s)| s).collect())
 }
 
 /// Answers `req` from `idx`: fused hits, best first, one per item, not yet cut to `limit`.
-pub async fn ranked(
+pub async fn ranked<'i>(
     pool: &SqlitePool,
-    idx: &OpenIndex,
+    idx: &'i OpenIndex,
     req: &Request<'_>,
-) -> Result<Vec<Hit>, SearchError> {
+) -> Result<Vec<Hit<'i>>, SearchError> {
     let mut gate = Gate {
         pool,
+        idx,
         req,
         items: HashMap::new(),
     };
-    let mut rankings: Vec<(&'static str, Vec<usize>)> = Vec::new();
+    // (retriever, its visible ranking)
+    let mut rankings: Vec<(usize, Vec<usize>)> = Vec::new();
 
     // Each query is built once and shared by its own retriever and the summary retriever.
     let lexical_terms = terms(req.query, 1);
@@ -430,15 +436,15 @@ pub async fn ranked(
     let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
     if let Some(q) = lexical.as_deref() {
         rankings.push((
-            "lexical",
-            visible_ranking(idx, &mut gate, |d| page(idx, req, q, d, &|_| true)).await?,
+            LEXICAL,
+            visible_ranking(&mut gate, |d| page(idx, req, q, d, &|_| true)).await?,
         ));
     }
     if let Some(q) = trigram.as_deref() {
         let exact = |p: &Passage| needles.iter().any(|n| p.folded.contains(n.as_str()));
         rankings.push((
-            "substring",
-            visible_ranking(idx, &mut gate, |d| page(idx, req, q, d, &exact)).await?,
+            SUBSTRING,
+            visible_ranking(&mut gate, |d| page(idx, req, q, d, &exact)).await?,
         ));
     } else {
         let scan_terms: Vec<String> = lexical_terms
@@ -450,8 +456,8 @@ pub async fn ranked(
         if !scan_terms.is_empty() {
             let all = scan(idx, req, &scan_terms);
             rankings.push((
-                "substring",
-                visible_ranking(idx, &mut gate, |_| Ok((all.clone(), true))).await?,
+                SUBSTRING,
+                visible_ranking(&mut gate, |_| Ok((all.clone(), true))).await?,
             ));
         }
     }
@@ -459,69 +465,72 @@ pub async fn ranked(
         let all = summary(idx, req, lexical.as_deref(), trigram.as_deref(), &needles)?;
         if !all.is_empty() {
             rankings.push((
-                "summary",
-                visible_ranking(idx, &mut gate, |_| Ok((all.clone(), true))).await?,
+                SUMMARY,
+                visible_ranking(&mut gate, |_| Ok((all.clone(), true))).await?,
             ));
         }
     }
-    if req.use_dense && !idx.embeddings.is_empty() {
+    if req.use_dense && idx.has_embeddings {
         let q = embed(req.query);
+        let vectors = idx.embeddings().map_err(SearchError::Index)?;
         let mut scored: Vec<(f64, usize)> = (0..idx.passages.len())
             .filter(|s| {
                 let p = &idx.passages[*s];
                 req.statuses.contains(&p.status.as_str())
                     && req.visible.contains(&p.sensitivity.as_str())
             })
-            .filter_map(|s| idx.embedding(s).map(|v| (cosine(&q, v), s)))
+            .filter_map(|s| {
+                let v = vectors.get(s * DIMENSION..(s + 1) * DIMENSION)?;
+                Some((cosine(&q, v), s))
+            })
             .filter(|(sim, _)| *sim >= DENSE_SIMILARITY_FLOOR)
             .collect();
-        scored.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| idx.passages[a.1].chunk_id.cmp(&idx.passages[b.1].chunk_id))
-        });
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
         let seqs: Vec<usize> = scored.into_iter().map(|(_, s)| s).collect();
         let mut cleared: Vec<usize> = gate
-            .admit(idx, &seqs)
+            .admit(&seqs)
             .await?
             .into_iter()
-            .filter(|s| gate.valid(idx, *s))
+            .filter(|s| gate.valid(*s))
             .collect();
         cleared.truncate(CANDIDATE_DEPTH);
-        rankings.push(("dense", cleared));
+        rankings.push((DENSE, cleared));
     }
 
-    // Reciprocal rank fusion.
-    let mut fused: BTreeMap<usize, (f64, BTreeSet<&'static str>)> = BTreeMap::new();
-    for (name, ranking) in &rankings {
+    // Reciprocal rank fusion; which retrievers found a passage is a bit set over RETRIEVERS.
+    let mut fused: HashMap<usize, (f64, u8)> = HashMap::new();
+    for (retriever, ranking) in &rankings {
         for (rank, seq) in ranking.iter().enumerate() {
-            let entry = fused.entry(*seq).or_insert((0.0, BTreeSet::new()));
+            let entry = fused.entry(*seq).or_insert((0.0, 0));
             entry.0 += 1.0 / (RRF_K + (rank + 1) as f64);
-            entry.1.insert(name);
+            entry.1 |= 1 << retriever;
         }
     }
-    let mut ordered: Vec<(usize, f64, BTreeSet<&'static str>)> = fused
+    let mut ordered: Vec<(usize, f64, u8)> = fused
         .into_iter()
         .map(|(s, (score, by))| (s, score, by))
         .collect();
-    ordered.sort_by(|a, b| {
-        b.1.total_cmp(&a.1)
-            .then_with(|| idx.passages[a.0].chunk_id.cmp(&idx.passages[b.0].chunk_id))
-    });
-    let mut seen_items = BTreeSet::new();
+    ordered.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| idx.chunk_cmp(a.0, b.0)));
+    let mut seen_items: HashSet<&str> = HashSet::new();
     let mut hits = Vec::new();
     for (seq, score, by) in ordered {
         let p = &idx.passages[seq];
-        if !seen_items.insert(p.item_id.clone()) {
+        if !seen_items.insert(p.item_id.as_str()) {
             continue;
         }
-        let Some(Some(row)) = gate.items.get(&p.item_id) else {
+        let Some(Some(row)) = gate.items.get(p.item_id.as_str()) else {
             continue;
         };
         hits.push(Hit {
-            item: row.view.clone(),
-            passage: p.text.clone(),
+            row: row.clone(),
+            passage: p.text.as_str(),
             fused_score: (score * 1e6).round() / 1e6,
-            found_by: by.into_iter().collect(),
+            found_by: RETRIEVERS
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| by & (1 << i) != 0)
+                .map(|(_, name)| *name)
+                .collect(),
         });
     }
     Ok(hits)

@@ -1,6 +1,7 @@
-//! What ranked search reads from a state database (each candidate item's current revision with
-//! the digest of its served text, and each revision's source anchors), remembered per database
-//! file for the daemon's lifetime, so a warm search makes no SQLite round trip at all.
+//! What the read tools take from a state database on every call (each candidate item's current
+//! revision with the digest of its served text, each revision's source anchors, and the
+//! integrity verdict), remembered per database file for the daemon's lifetime, so a warm call
+//! makes no SQLite round trip at all.
 //!
 //! Why this is safe: a state database is named by its state hash and a rebuild at that hash
 //! writes the same rows, so what was read once stays true. To be robust anyway against a file
@@ -61,6 +62,8 @@ struct Memo {
     items: HashMap<String, Option<Arc<GateRow>>>,
     /// Revision id → its anchors in insertion order (empty when it has none).
     anchors: HashMap<String, Arc<Vec<Anchor>>>,
+    /// The integrity verdict (damaged or not) and the migration count it was checked against.
+    damaged: Option<(Option<u64>, bool)>,
     last_used: u64,
 }
 
@@ -101,12 +104,14 @@ impl Inner {
             stamp: now.clone(),
             items: HashMap::new(),
             anchors: HashMap::new(),
+            damaged: None,
             last_used: clock,
         });
         if memo.stamp != *now || memo.rows() >= MAX_ROWS_PER_DATABASE {
             memo.stamp = now.clone();
             memo.items.clear();
             memo.anchors.clear();
+            memo.damaged = None;
         }
         memo.last_used = clock;
         memo
@@ -119,29 +124,18 @@ impl StateMemo {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Splits `ids` into what `table` of the memo for `key` already holds and what must be read.
+    /// What `table` of the memo for `key` holds for each of `ids`, in their order (None: must
+    /// be read).
     fn known<V: Clone>(
         &self,
         key: &(PathBuf, String),
         now: &Stamp,
         ids: &[&str],
         table: fn(&mut Memo) -> &mut HashMap<String, V>,
-    ) -> (HashMap<String, V>, Vec<String>) {
+    ) -> Vec<Option<V>> {
         let mut inner = self.lock();
         let held = table(inner.memo(key, now));
-        let mut found = HashMap::with_capacity(ids.len());
-        let mut unknown: Vec<String> = Vec::new();
-        for id in ids {
-            match held.get(*id) {
-                Some(v) => {
-                    found.insert((*id).to_owned(), v.clone());
-                }
-                None => unknown.push((*id).to_owned()),
-            }
-        }
-        unknown.sort_unstable();
-        unknown.dedup();
-        (found, unknown)
+        ids.iter().map(|id| held.get(*id).cloned()).collect()
     }
 
     /// Remembers `read` in `table`, but only when the file still has the stamp it was read under.
@@ -159,37 +153,70 @@ impl StateMemo {
         table(inner.memo(key, before)).extend(read);
     }
 
-    /// The gate rows of `items` in `project`'s `database`: remembered ones without a read, the
-    /// rest in one query. An id the result lacks has no current revision there.
+    /// The gate rows of `items` in `project`'s `database`, in the order of `items` (None: no
+    /// current revision there): remembered ones without a read, the rest in one query.
     pub async fn gate_rows(
         &self,
         pool: &SqlitePool,
         database: &Path,
         project: &str,
         items: &[&str],
-    ) -> Result<HashMap<String, Arc<GateRow>>, ReadError> {
+    ) -> Result<Vec<Option<Arc<GateRow>>>, ReadError> {
         let key = (database.to_path_buf(), project.to_owned());
         let before = stamp(database);
-        let (found, unknown) = self.known(&key, &before, items, |m| &mut m.items);
-        let mut out: HashMap<String, Arc<GateRow>> = found
-            .into_iter()
-            .filter_map(|(id, row)| Some((id, row?)))
+        let mut found = self.known(&key, &before, items, |m| &mut m.items);
+        let mut unknown: Vec<&str> = items
+            .iter()
+            .zip(&found)
+            .filter(|(_, f)| f.is_none())
+            .map(|(id, _)| *id)
             .collect();
-        if unknown.is_empty() {
-            return Ok(out);
+        if !unknown.is_empty() {
+            unknown.sort_unstable();
+            unknown.dedup();
+            let mut read: HashMap<String, Arc<GateRow>> = HashMap::with_capacity(unknown.len());
+            for mut view in read::gate_rows(pool, project, &unknown).await? {
+                let served_sha = sha256_hex(
+                    crate::index::chunk::served_text(&view.title, &view.body).as_bytes(),
+                );
+                view.body = String::new();
+                read.insert(view.item_id.clone(), Arc::new(GateRow { view, served_sha }));
+            }
+            for (slot, id) in found.iter_mut().zip(items) {
+                if slot.is_none() {
+                    *slot = Some(read.get(*id).cloned());
+                }
+            }
+            let rows = unknown
+                .into_iter()
+                .map(|id| (id.to_owned(), read.remove(id)));
+            self.remember(&key, &before, rows, |m| &mut m.items);
         }
-        let ids: Vec<&str> = unknown.iter().map(String::as_str).collect();
-        let mut read: HashMap<String, Arc<GateRow>> = HashMap::with_capacity(ids.len());
-        for mut view in read::gate_rows(pool, project, &ids).await? {
-            let served_sha =
-                sha256_hex(crate::index::chunk::served_text(&view.title, &view.body).as_bytes());
-            view.body = String::new();
-            read.insert(view.item_id.clone(), Arc::new(GateRow { view, served_sha }));
+        Ok(found.into_iter().map(Option::flatten).collect())
+    }
+
+    /// Whether `project`'s `database` looks damaged ([`read::damaged`]), checked once per
+    /// stamp of the file: deleting or adding rows moves the stamp, so the check runs again.
+    pub async fn damaged(
+        &self,
+        pool: &SqlitePool,
+        database: &Path,
+        project: &str,
+        expected_migrations: Option<u64>,
+    ) -> Result<bool, ReadError> {
+        let key = (database.to_path_buf(), project.to_owned());
+        let before = stamp(database);
+        let held = self.lock().memo(&key, &before).damaged;
+        if let Some((checked_against, verdict)) = held {
+            if checked_against == expected_migrations {
+                return Ok(verdict);
+            }
         }
-        let rows = unknown.iter().map(|id| (id.clone(), read.get(id).cloned()));
-        self.remember(&key, &before, rows, |m| &mut m.items);
-        out.extend(read);
-        Ok(out)
+        let verdict = read::damaged(pool, project, expected_migrations).await?;
+        if stamp(database) == before {
+            self.lock().memo(&key, &before).damaged = Some((expected_migrations, verdict));
+        }
+        Ok(verdict)
     }
 
     /// The anchors of `revisions` in `project`'s `database`, by revision id (a revision without
@@ -203,11 +230,19 @@ impl StateMemo {
     ) -> Result<HashMap<String, Vec<Anchor>>, ReadError> {
         let key = (database.to_path_buf(), project.to_owned());
         let before = stamp(database);
-        let (found, unknown) = self.known(&key, &before, revisions, |m| &mut m.anchors);
-        let mut out: HashMap<String, Vec<Anchor>> = found
-            .into_iter()
-            .map(|(id, list)| (id, list.as_ref().clone()))
-            .collect();
+        let found = self.known(&key, &before, revisions, |m| &mut m.anchors);
+        let mut out: HashMap<String, Vec<Anchor>> = HashMap::with_capacity(revisions.len());
+        let mut unknown: Vec<String> = Vec::new();
+        for (id, list) in revisions.iter().zip(found) {
+            match list {
+                Some(list) => {
+                    out.insert((*id).to_owned(), list.as_ref().clone());
+                }
+                None => unknown.push((*id).to_owned()),
+            }
+        }
+        unknown.sort_unstable();
+        unknown.dedup();
         if unknown.is_empty() {
             return Ok(out);
         }
@@ -277,11 +312,14 @@ mod tests {
             wal: None,
         };
         inner.memo(&key, &a).items.insert("x".into(), None);
+        inner.memo(&key, &a).damaged = Some((None, true));
         assert_eq!(inner.memo(&key, &a).items.len(), 1);
         let b = Stamp {
             main: Some((2, SystemTime::UNIX_EPOCH, 1)),
             wal: None,
         };
-        assert!(inner.memo(&key, &b).items.is_empty());
+        let moved = inner.memo(&key, &b);
+        assert!(moved.items.is_empty());
+        assert_eq!(moved.damaged, None);
     }
 }

@@ -43,7 +43,7 @@ pub(crate) async fn answer(
     let found = read::item(&opened.pool, project, item_id.as_str(), statuses, &visible)
         .await
         .map_err(|e| read_refusal(project, e))?;
-    let integrity = opened.integrity().await?;
+    let integrity = opened.integrity(&state.memo).await?;
     let Some(item) = found else {
         return Err(if integrity.is_some() {
             Refusal::new(

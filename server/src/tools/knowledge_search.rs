@@ -189,17 +189,17 @@ pub(crate) async fn answer(
                         };
                         let hits: Vec<_> = hits.into_iter().take(limit).collect();
                         let revisions: Vec<&str> =
-                            hits.iter().map(|h| h.item.revision_id.as_str()).collect();
+                            hits.iter().map(|h| h.item().revision_id.as_str()).collect();
                         let mut anchors = state
                             .memo
                             .anchors(&opened.pool, &opened.resolved.database, project, &revisions)
                             .await
                             .map_err(|e| read_refusal(project, e))?;
                         for hit in hits {
-                            let mut item = hit.item;
+                            let mut item = hit.item().clone();
                             item.anchors = anchors.remove(&item.revision_id).unwrap_or_default();
                             let mut shaped_hit = result(&item, &now, TOOL)?;
-                            shaped_hit.excerpt = Excerpt(excerpt(&hit.passage));
+                            shaped_hit.excerpt = Excerpt(excerpt(hit.passage));
                             shaped_hit.fused_score = Some(hit.fused_score);
                             if let Some(forest) = &idx.forest {
                                 let chunks: Vec<&theurian_core::index::open::Passage> = idx
@@ -292,6 +292,6 @@ pub(crate) async fn answer(
     response.count = response.results.len() as i64;
     response.retrieval.used_tokens = used;
     response.retrieval.dropped_for_budget = (total - response.results.len()) as u64;
-    response.integrity = opened.integrity().await?;
+    response.integrity = opened.integrity(&state.memo).await?;
     Ok(response)
 }

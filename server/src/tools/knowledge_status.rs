@@ -57,6 +57,6 @@ pub(crate) async fn answer(
         applied_migrations: applied,
         schema_version: NonZeroU64::new(theurian_core::CANONICAL_SCHEMA_VERSION)
             .ok_or_else(|| Refusal::internal("knowledge.status", &"schema version"))?,
-        integrity: opened.integrity().await?,
+        integrity: opened.integrity(&state.memo).await?,
     })
 }

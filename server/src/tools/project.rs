@@ -4,6 +4,7 @@
 
 use crate::state::AppState;
 use sqlx::sqlite::SqlitePool;
+use theurian_core::knowledge::memo::StateMemo;
 use theurian_core::knowledge::read::{self, ReadError};
 use theurian_core::knowledge::resolve::{resolve, Fault, Resolved};
 use theurian_core::knowledge::INTEGRITY_REMEDY;
@@ -89,14 +90,16 @@ pub async fn open(
 
 impl Opened {
     /// The present-only integrity key.
-    pub async fn integrity(&self) -> Result<Option<Integrity>, Refusal> {
-        let damaged = read::damaged(
-            &self.pool,
-            &self.resolved.project_id,
-            self.resolved.migration_count,
-        )
-        .await
-        .map_err(|e| read_refusal(&self.resolved.project_id, e))?;
+    pub async fn integrity(&self, memo: &StateMemo) -> Result<Option<Integrity>, Refusal> {
+        let damaged = memo
+            .damaged(
+                &self.pool,
+                &self.resolved.database,
+                &self.resolved.project_id,
+                self.resolved.migration_count,
+            )
+            .await
+            .map_err(|e| read_refusal(&self.resolved.project_id, e))?;
         if !damaged {
             return Ok(None);
         }
