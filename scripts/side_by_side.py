@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side performance of this build and the reference (theurian 0.5.3) on one project.
 
-usage: scripts/side_by_side.py PROJECT_DIR [--ours target/release/theurian] [--n 400]
+usage: scripts/side_by_side.py PROJECT_DIR [--ours target/release/theurian] [--n 400] [--ours-only]
 
 PROJECT_DIR must be a git repository holding .theurian/ with committed migrations. The script
 serves it with the reference (../shared/peer/run-reference.sh, port 17419) and with ours (a
@@ -9,6 +9,9 @@ scratch data directory, port 17420), runs ../shared/peer/bench_mcp.py against bo
 read tool at 1 and 8 clients, reads each daemon's resident memory from /proc, prints a table
 of p50 latency, throughput and the ratios, and stops both daemons. Needs root (the reference
 runs in a chroot) and a release build of ours. Not part of CI: the numbers are for the notes.
+
+--ours-only skips the reference (no root needed) and prints our side alone, with the resident
+memory split into anonymous memory and file-backed pages (mostly the binary's own code).
 """
 import argparse
 import json
@@ -27,10 +30,10 @@ def sh(args, **kw):
     return subprocess.run(args, check=True, capture_output=True, text=True, **kw).stdout
 
 
-def rss_mib(pid):
+def rss_mib(pid, key="VmRSS"):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -45,20 +48,23 @@ def main():
     ap.add_argument("project")
     ap.add_argument("--ours", default=os.path.join(HERE, "..", "target", "release", "theurian"))
     ap.add_argument("--n", type=int, default=400)
+    ap.add_argument("--ours-only", action="store_true")
     a = ap.parse_args()
     project = os.path.realpath(a.project)
     name = os.path.basename(project)
 
-    ref = sh(["bash", os.path.join(PEER, "run-reference.sh"), project, "17419"])
-    ref_token = re.search(r"token=(\S+)", ref).group(1)
+    if not a.ours_only:
+        sh(["bash", os.path.join(PEER, "run-reference.sh"), project, "17419"])
     data = tempfile.mkdtemp(prefix="theurian-side-")
     env = dict(os.environ, THEURIAN_DATA_DIR=data)
     for cmd in (["project", "register", "--project-id", name], ["migrate", "apply"], ["index", "build"]):
         sh([a.ours, "--json", *cmd], cwd=project, env=env)
     sh([a.ours, "daemon", "start", "--port", "17420"], cwd=project, env=env)
     ours_pid = json.loads(sh([a.ours, "--json", "daemon", "status"], env=env))["pid"]
-    with open(os.path.join(PEER_ROOT, "data-17419", "daemon.lock")) as f:
-        ref_pid = int(re.search(r"\d+", f.read()).group(0))
+    ref_pid = None
+    if not a.ours_only:
+        with open(os.path.join(PEER_ROOT, "data-17419", "daemon.lock")) as f:
+            ref_pid = int(re.search(r"\d+", f.read()).group(0))
 
     item = json.loads(sh([sys.executable, os.path.join(PEER, "mcp_call.py"), "http://127.0.0.1:17420/mcp",
                           os.path.join(data, "auth", "mcp-token"), "tools/call",
@@ -78,11 +84,23 @@ def main():
             with open(path, "w") as f:
                 json.dump(args, f)
             for conc in (1, 8):
+                if a.ours_only:
+                    o = bench("http://127.0.0.1:17420/mcp", os.path.join(data, "auth", "mcp-token"), tool, path, a.n, conc)
+                    rows.append((tool, conc, None, o))
+                    continue
                 r = bench("http://127.0.0.1:17419/mcp", os.path.join(PEER_ROOT, "data-17419", "auth", "mcp-token"), tool, path, a.n, conc)
                 o = bench("http://127.0.0.1:17420/mcp", os.path.join(data, "auth", "mcp-token"), tool, path, a.n, conc)
                 rows.append((tool, conc, r, o))
-    rss = (rss_mib(ref_pid), rss_mib(ours_pid))
+    rss = (rss_mib(ref_pid) if ref_pid else float("nan"), rss_mib(ours_pid))
+    split = (rss_mib(ours_pid, "RssAnon"), rss_mib(ours_pid, "RssFile"))
     sh([a.ours, "daemon", "stop"], env=env)
+    if a.ours_only:
+        print(f"project {project}, {a.n} calls per cell, ours only")
+        print(f"{'tool':22} {'clients':>7} {'p50 ms':>8} {'p90 ms':>8} {'calls/s':>9} {'errors':>6}")
+        for tool, conc, _, o in rows:
+            print(f"{tool:22} {conc:>7} {o['p50_ms']:>8.2f} {o['p90_ms']:>8.2f} {o['calls_per_s']:>9.1f} {o['errors']:>6}")
+        print(f"resident memory after the run: {rss[1]:.1f} MiB ({split[0]:.1f} anonymous, {split[1]:.1f} file-backed)")
+        return
     sh(["bash", os.path.join(PEER, "stop-reference.sh"), "17419"])
 
     print(f"project {project}, {a.n} calls per cell")
@@ -90,7 +108,8 @@ def main():
     for tool, conc, r, o in rows:
         print(f"{tool:22} {conc:>7} {r['p50_ms']:>11.2f} {o['p50_ms']:>12.2f} {r['p50_ms'] / max(o['p50_ms'], 1e-6):>10.1f} "
               f"{r['calls_per_s']:>12.1f} {o['calls_per_s']:>13.1f} {o['calls_per_s'] / max(r['calls_per_s'], 1e-6):>13.1f} {r['errors']:>5}/{o['errors']}")
-    print(f"resident memory after the run: reference {rss[0]:.1f} MiB, ours {rss[1]:.1f} MiB ({rss[0] / max(rss[1], 1e-6):.1f}x smaller)")
+    print(f"resident memory after the run: reference {rss[0]:.1f} MiB, ours {rss[1]:.1f} MiB ({rss[0] / max(rss[1], 1e-6):.1f}x smaller; "
+          f"ours {split[0]:.1f} anonymous, {split[1]:.1f} file-backed)")
 
 
 if __name__ == "__main__":
