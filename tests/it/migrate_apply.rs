@@ -436,10 +436,18 @@ fn refuse_writes(dir: &Path) -> (&'static str, Box<dyn Fn()>) {
 #[test]
 fn an_unwritable_state_directory_is_refused_by_name_for_every_builder() {
     let repo = Repo::of(&crate::support::shared().join("corpus/sample-project"));
+    // findings build reads the history on the remote-tracking branch.
+    git(
+        repo.dir.path(),
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
     let state = repo.dir.path().join(".theurian/state");
     let (says, undo) = refuse_writes(&state);
-    // findings build shares review build's rebuild path but first needs a remote ref.
-    for command in [&["migrate", "apply"][..], &["review", "build"][..]] {
+    for command in [
+        &["migrate", "apply"][..],
+        &["review", "build"][..],
+        &["findings", "build"][..],
+    ] {
         let mut args = vec!["--json"];
         args.extend_from_slice(command);
         let out = repo.run(&args);
