@@ -22,8 +22,9 @@ pub struct Passage {
     pub sensitivity: String,
     pub heading: String,
     pub text: String,
-    /// `heading + "\n" + text`, lowercased once at open for the exact-substring check.
-    pub folded: String,
+    /// Heading and text are pure ASCII, so the exact-substring check may lowercase them the
+    /// cheap way.
+    pub ascii: bool,
     /// False for a passage a withdrawal purge deleted (its `seq` slot stays, empty).
     pub live: bool,
 }
@@ -40,7 +41,7 @@ impl Passage {
             sensitivity: String::new(),
             heading: String::new(),
             text: String::new(),
-            folded: String::new(),
+            ascii: true,
             live: false,
         }
     }
@@ -98,8 +99,8 @@ impl OpenIndex {
         let index = Index::open_in_dir(dir).map_err(|e| e.to_string())?;
         register(&index);
         let (_, fields) = schema();
-        // The passages' stored fields are read once, below, and held in memory; nothing reads
-        // this reader's doc store again, so it keeps no decompressed blocks around.
+        // The passages' stored fields are held in memory (read by `read_passages`); nothing
+        // reads this reader's doc store, so it keeps no decompressed blocks around.
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -120,43 +121,7 @@ impl OpenIndex {
             );
         }
         let total = searcher.num_docs() as usize;
-        let mut passages: Vec<Option<Passage>> = vec![None; info.chunks.max(total)];
-        for segment in searcher.segment_readers() {
-            // In stored order, each compressed block decompressed once.
-            let store = segment.get_store_reader(0).map_err(|e| e.to_string())?;
-            for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
-                let doc = doc.map_err(|e| e.to_string())?;
-                let text = |f| {
-                    doc.get_first(f)
-                        .and_then(|v| v.as_str())
-                        .unwrap_or_default()
-                        .to_owned()
-                };
-                let seq = doc
-                    .get_first(fields.seq)
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or(u64::MAX) as usize;
-                if let Some(slot) = passages.get_mut(seq) {
-                    let (heading, body) = (text(fields.heading), text(fields.text));
-                    let mut folded = String::with_capacity(heading.len() + body.len() + 1);
-                    folded.push_str(&heading);
-                    folded.push('\n');
-                    folded.push_str(&body);
-                    *slot = Some(Passage {
-                        chunk_id: text(fields.chunk_id),
-                        item_id: text(fields.item_id),
-                        revision_id: text(fields.revision_id),
-                        served_sha: text(fields.served_sha),
-                        status: text(fields.status),
-                        sensitivity: text(fields.sensitivity),
-                        folded: folded.to_lowercase(),
-                        heading,
-                        text: body,
-                        live: true,
-                    });
-                }
-            }
-        }
+        let passages = read_passages(dir, &fields, info.chunks.max(total))?;
         // Slots a withdrawal purge emptied stay, so embeddings keep their positions.
         let passages: Vec<Passage> = passages
             .into_iter()
@@ -235,6 +200,28 @@ impl OpenIndex {
         })
     }
 
+    /// Whether passage `p` contains one of `needles` (lowercase, no line breaks) in its
+    /// lowercased `heading + "\n" + text`. On an all-ASCII passage ASCII lowercasing is the
+    /// same thing, done in a reused buffer instead of a fresh Unicode-aware copy.
+    pub fn contains_folded(p: &Passage, needles: &[String]) -> bool {
+        thread_local! {
+            static FOLDED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        let search = |folded: &str| needles.iter().any(|n| folded.contains(n.as_str()));
+        if !p.ascii {
+            return search(&format!("{}\n{}", p.heading, p.text).to_lowercase());
+        }
+        FOLDED.with(|buffer| {
+            let mut folded = buffer.borrow_mut();
+            folded.clear();
+            folded.push_str(&p.heading);
+            folded.push('\n');
+            folded.push_str(&p.text);
+            folded.make_ascii_lowercase();
+            search(&folded)
+        })
+    }
+
     /// Passages `a` and `b` in chunk-id order (the tie-break of every ranking).
     pub fn chunk_cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
         self.chunk_order.get(a).cmp(&self.chunk_order.get(b))
@@ -268,6 +255,58 @@ impl OpenIndex {
         });
         loaded.as_deref().map_err(Clone::clone)
     }
+}
+
+/// Every passage's stored fields by `seq` (None for a slot no live document fills), read
+/// through an index opened only for this: when it is dropped its maps of the doc store go with
+/// it, so the compressed store does not stay resident beside the copy held in memory.
+fn read_passages(
+    dir: &Path,
+    fields: &Fields,
+    slots: usize,
+) -> Result<Vec<Option<Passage>>, String> {
+    let index = Index::open_in_dir(dir).map_err(|e| e.to_string())?;
+    let reader: IndexReader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .doc_store_cache_num_blocks(0)
+        .try_into()
+        .map_err(|e: tantivy::TantivyError| e.to_string())?;
+    let searcher = reader.searcher();
+    let mut passages: Vec<Option<Passage>> = vec![None; slots];
+    for segment in searcher.segment_readers() {
+        // In stored order, each compressed block decompressed once.
+        let store = segment.get_store_reader(0).map_err(|e| e.to_string())?;
+        for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
+            let doc = doc.map_err(|e| e.to_string())?;
+            let text = |f| {
+                doc.get_first(f)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            let seq = doc
+                .get_first(fields.seq)
+                .and_then(|v| v.as_u64())
+                .unwrap_or(u64::MAX) as usize;
+            if let Some(slot) = passages.get_mut(seq) {
+                let (heading, body) = (text(fields.heading), text(fields.text));
+                *slot = Some(Passage {
+                    chunk_id: text(fields.chunk_id),
+                    item_id: text(fields.item_id),
+                    revision_id: text(fields.revision_id),
+                    served_sha: text(fields.served_sha),
+                    status: text(fields.status),
+                    sensitivity: text(fields.sensitivity),
+                    ascii: heading.is_ascii() && body.is_ascii(),
+                    heading,
+                    text: body,
+                    live: true,
+                });
+            }
+        }
+    }
+    Ok(passages)
 }
 
 /// Opened builds by directory. A published build never changes (a new build is a new
@@ -320,9 +359,43 @@ fn replace_siblings<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::replace_siblings;
+    use super::{replace_siblings, OpenIndex, Passage};
     use std::collections::HashMap;
     use std::path::{Path, PathBuf};
+
+    fn passage(heading: &str, text: &str) -> Passage {
+        Passage {
+            heading: heading.into(),
+            text: text.into(),
+            ascii: heading.is_ascii() && text.is_ascii(),
+            live: true,
+            ..Passage::purged()
+        }
+    }
+
+    #[test]
+    fn the_exact_check_matches_the_lowercased_passage_either_way() {
+        let check = |p: &Passage, needles: &[&str]| {
+            let needles: Vec<String> = needles.iter().map(|n| n.to_string()).collect();
+            OpenIndex::contains_folded(p, &needles)
+        };
+        let plain = passage("State Hash", "The DAEMON token lives here.");
+        assert!(check(&plain, &["daemon"]));
+        assert!(check(&plain, &["state"]));
+        assert!(
+            !check(&plain, &["hashthe"]),
+            "no match across heading and text"
+        );
+        assert!(!check(&plain, &["école"]));
+        let accented = passage("Règles", "L'ÉCOLE est fermée.");
+        assert!(!accented.ascii);
+        assert!(
+            check(&accented, &["école"]),
+            "Unicode lowercase on a non-ASCII passage"
+        );
+        assert!(check(&accented, &["règles"]));
+        assert!(!check(&accented, &["ouverte"]));
+    }
 
     #[test]
     fn a_newer_build_replaces_its_siblings_but_not_other_projects() {

@@ -14,7 +14,9 @@ use super::open::{OpenIndex, Passage};
 use crate::knowledge::memo::{GateRow, StateMemo};
 use crate::knowledge::read::{ItemView, ReadError};
 use sqlx::sqlite::SqlitePool;
-use std::collections::{BTreeSet, HashMap, HashSet};
+// Keys are ids from our own index and database, never caller input: a fast hash is safe here.
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
@@ -258,19 +260,21 @@ struct Gate<'a> {
     idx: &'a OpenIndex,
     req: &'a Request<'a>,
     /// Item id → its row when visible to this request, None when not.
-    items: HashMap<&'a str, Option<Arc<GateRow>>>,
+    items: FxHashMap<&'a str, Option<Arc<GateRow>>>,
 }
 
 impl<'a> Gate<'a> {
     async fn admit(&mut self, seqs: &[usize]) -> Result<Vec<usize>, SearchError> {
         let idx = self.idx;
-        let unknown: BTreeSet<&'a str> = seqs
-            .iter()
-            .map(|s| idx.passages[*s].item_id.as_str())
-            .filter(|i| !self.items.contains_key(*i))
-            .collect();
-        if !unknown.is_empty() {
-            let ids: Vec<&'a str> = unknown.into_iter().collect();
+        let mut ids: Vec<&'a str> = Vec::new();
+        let mut listed: FxHashSet<&'a str> = FxHashSet::default();
+        for s in seqs {
+            let id = idx.passages[*s].item_id.as_str();
+            if !self.items.contains_key(id) && listed.insert(id) {
+                ids.push(id);
+            }
+        }
+        if !ids.is_empty() {
             let rows = self
                 .req
                 .memo
@@ -423,7 +427,7 @@ pub async fn ranked<'i>(
         pool,
         idx,
         req,
-        items: HashMap::new(),
+        items: FxHashMap::default(),
     };
     // (retriever, its visible ranking)
     let mut rankings: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -441,7 +445,7 @@ pub async fn ranked<'i>(
         ));
     }
     if let Some(q) = trigram.as_deref() {
-        let exact = |p: &Passage| needles.iter().any(|n| p.folded.contains(n.as_str()));
+        let exact = |p: &Passage| OpenIndex::contains_folded(p, &needles);
         rankings.push((
             SUBSTRING,
             visible_ranking(&mut gate, |d| page(idx, req, q, d, &exact)).await?,
@@ -498,7 +502,7 @@ pub async fn ranked<'i>(
     }
 
     // Reciprocal rank fusion; which retrievers found a passage is a bit set over RETRIEVERS.
-    let mut fused: HashMap<usize, (f64, u8)> = HashMap::new();
+    let mut fused: FxHashMap<usize, (f64, u8)> = FxHashMap::default();
     for (retriever, ranking) in &rankings {
         for (rank, seq) in ranking.iter().enumerate() {
             let entry = fused.entry(*seq).or_insert((0.0, 0));
@@ -511,7 +515,7 @@ pub async fn ranked<'i>(
         .map(|(s, (score, by))| (s, score, by))
         .collect();
     ordered.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| idx.chunk_cmp(a.0, b.0)));
-    let mut seen_items: HashSet<&str> = HashSet::new();
+    let mut seen_items: FxHashSet<&str> = FxHashSet::default();
     let mut hits = Vec::new();
     for (seq, score, by) in ordered {
         let p = &idx.passages[seq];

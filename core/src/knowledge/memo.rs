@@ -17,6 +17,8 @@
 use super::read::{self, Anchor, ItemView, ReadError};
 use crate::migrate::load::sha256_hex;
 use sqlx::sqlite::SqlitePool;
+// Keys are item and revision ids read from the database, not caller input.
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -59,9 +61,9 @@ fn stamp(database: &Path) -> Stamp {
 struct Memo {
     stamp: Stamp,
     /// Item id → its row, or None when the database holds no current revision for it.
-    items: HashMap<String, Option<Arc<GateRow>>>,
+    items: FxHashMap<String, Option<Arc<GateRow>>>,
     /// Revision id → its anchors in insertion order (empty when it has none).
-    anchors: HashMap<String, Arc<Vec<Anchor>>>,
+    anchors: FxHashMap<String, Arc<Vec<Anchor>>>,
     /// The integrity verdict (damaged or not) and the migration count it was checked against.
     damaged: Option<(Option<u64>, bool)>,
     last_used: u64,
@@ -102,8 +104,8 @@ impl Inner {
         }
         let memo = self.by_database.entry(key.clone()).or_insert_with(|| Memo {
             stamp: now.clone(),
-            items: HashMap::new(),
-            anchors: HashMap::new(),
+            items: FxHashMap::default(),
+            anchors: FxHashMap::default(),
             damaged: None,
             last_used: clock,
         });
@@ -131,7 +133,7 @@ impl StateMemo {
         key: &(PathBuf, String),
         now: &Stamp,
         ids: &[&str],
-        table: fn(&mut Memo) -> &mut HashMap<String, V>,
+        table: fn(&mut Memo) -> &mut FxHashMap<String, V>,
     ) -> Vec<Option<V>> {
         let mut inner = self.lock();
         let held = table(inner.memo(key, now));
@@ -144,7 +146,7 @@ impl StateMemo {
         key: &(PathBuf, String),
         before: &Stamp,
         read: impl IntoIterator<Item = (String, V)>,
-        table: fn(&mut Memo) -> &mut HashMap<String, V>,
+        table: fn(&mut Memo) -> &mut FxHashMap<String, V>,
     ) {
         if stamp(&key.0) != *before {
             return;
