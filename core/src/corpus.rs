@@ -171,14 +171,24 @@ fn ulid(prefix: &str, n: usize) -> String {
     format!("{prefix}{tail}")
 }
 
-/// Writes `items` items (one migration and one body each) under `root/.theurian/`.
+/// Items per generated migration: one, unless that would pass the loader's file limit.
+fn items_per_migration(items: usize) -> usize {
+    items.div_ceil(crate::migrate::set::MAX_MIGRATIONS).max(1)
+}
+
+/// Writes `items` items under `root/.theurian/`: one body each, and one migration each up to
+/// the loader's limit on migration files; a larger corpus puts several items in each migration
+/// so it stays loadable (100,000 items: ten per migration).
 pub fn generate(root: &Path, items: usize, seed: u64) -> Result<(), CoreError> {
     let migrations = root.join(".theurian/migrations");
     let knowledge = root.join(".theurian/knowledge/generated");
     for d in [&migrations, &knowledge] {
         std::fs::create_dir_all(d).map_err(|e| CoreError::io("create", d, &e))?;
     }
+    let per_migration = items_per_migration(items);
     let mut rng = Rng(seed | 1);
+    let mut operations = String::new();
+    let mut first = 0;
     for i in 0..items {
         let kind = rng.pick(KINDS);
         let item = format!("{kind}.generated-{i:06}");
@@ -193,14 +203,54 @@ pub fn generate(root: &Path, items: usize, seed: u64) -> Result<(), CoreError> {
         let file = format!("{item}.md");
         std::fs::write(knowledge.join(&file), &text)
             .map_err(|e| CoreError::io("write", &knowledge.join(&file), &e))?;
-        let id = ulid("01K", i + 1);
         let revision = ulid("01R", i + 1);
-        let yaml = format!(
-            "apiVersion: theurian.dev/v1\nid: {id}\ncreatedAt: 2026-08-01T00:00:00Z\nauthor: bench@example.com\ndescription: Generated item {i}.\noperations:\n  - op: upsertRevision\n    itemId: {item}\n    revisionId: {revision}\n    contentFile: ../knowledge/generated/{file}\n    contentSha256: {}\n    metadata:\n      title: {title}\n      contentType: text/markdown\n      kind: {kind}\n      namespace: generated\n      status: approved\n      owner: bench\n      sensitivity: internal\n      trustLevel: reviewed\n      validFrom: 2026-08-01T00:00:00Z\n      sourceAnchors:\n        - provider: git\n          sourceUri: git://bench/docs/{i}.md\n          filePath: docs/{i}.md\n",
+        operations.push_str(&format!(
+            "  - op: upsertRevision\n    itemId: {item}\n    revisionId: {revision}\n    contentFile: ../knowledge/generated/{file}\n    contentSha256: {}\n    metadata:\n      title: {title}\n      contentType: text/markdown\n      kind: {kind}\n      namespace: generated\n      status: approved\n      owner: bench\n      sensitivity: internal\n      trustLevel: reviewed\n      validFrom: 2026-08-01T00:00:00Z\n      sourceAnchors:\n        - provider: git\n          sourceUri: git://bench/docs/{i}.md\n          filePath: docs/{i}.md\n",
             sha256_hex(text.as_bytes())
+        ));
+        if (i + 1) % per_migration != 0 && i + 1 != items {
+            continue;
+        }
+        let number = i / per_migration + 1;
+        let id = ulid("01K", number);
+        let description = if per_migration == 1 {
+            format!("Generated item {i}.")
+        } else {
+            format!("Generated items {first} to {i}.")
+        };
+        let yaml = format!(
+            "apiVersion: theurian.dev/v1\nid: {id}\ncreatedAt: 2026-08-01T00:00:00Z\nauthor: bench@example.com\ndescription: {description}\noperations:\n{operations}"
         );
         let path = migrations.join(format!("{id}-generated.yaml"));
         std::fs::write(&path, yaml).map_err(|e| CoreError::io("write", &path, &e))?;
+        operations.clear();
+        first = i + 1;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::migrate::set::MAX_MIGRATIONS;
+
+    #[test]
+    fn large_corpora_group_items_so_the_migration_count_stays_loadable() {
+        assert_eq!(items_per_migration(0), 1);
+        assert_eq!(items_per_migration(648), 1);
+        assert_eq!(items_per_migration(MAX_MIGRATIONS), 1);
+        assert_eq!(items_per_migration(MAX_MIGRATIONS + 1), 2);
+        assert_eq!(items_per_migration(100_000), 10);
+        for items in [MAX_MIGRATIONS + 1, 100_000, 250_001] {
+            assert!(items.div_ceil(items_per_migration(items)) <= MAX_MIGRATIONS);
+        }
+    }
+
+    #[test]
+    fn a_generated_corpus_loads_with_one_migration_per_item() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        generate(dir.path(), 5, 7419).expect("generate");
+        let set = crate::migrate::MigrationSet::load(dir.path()).expect("loads");
+        assert_eq!(set.ordered.len(), 5);
+    }
 }
