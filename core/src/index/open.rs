@@ -30,6 +30,28 @@ pub struct Passage {
 }
 
 impl Passage {
+    /// Whether this passage contains one of `needles` (lowercase, no line breaks) in its
+    /// lowercased `heading + "\n" + text`. On an all-ASCII passage ASCII lowercasing is the
+    /// same thing, done in a reused buffer instead of a fresh Unicode-aware copy.
+    pub fn contains_folded(&self, needles: &[String]) -> bool {
+        thread_local! {
+            static FOLDED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        let search = |folded: &str| needles.iter().any(|n| folded.contains(n.as_str()));
+        if !self.ascii {
+            return search(&format!("{}\n{}", self.heading, self.text).to_lowercase());
+        }
+        FOLDED.with(|buffer| {
+            let mut folded = buffer.borrow_mut();
+            folded.clear();
+            folded.push_str(&self.heading);
+            folded.push('\n');
+            folded.push_str(&self.text);
+            folded.make_ascii_lowercase();
+            search(&folded)
+        })
+    }
+
     /// The empty slot of a passage a purge deleted.
     fn purged() -> Passage {
         Passage {
@@ -135,7 +157,7 @@ impl OpenIndex {
             let size = std::fs::metadata(&embeddings_path)
                 .map_err(|e| format!("embeddings: {e}"))?
                 .len();
-            if size != (passages.len() * DIMENSION * 4) as u64 {
+            if size != embedding_bytes(passages.len()) as u64 {
                 return Err("the embeddings do not match the passages".into());
             }
         }
@@ -200,28 +222,6 @@ impl OpenIndex {
         })
     }
 
-    /// Whether passage `p` contains one of `needles` (lowercase, no line breaks) in its
-    /// lowercased `heading + "\n" + text`. On an all-ASCII passage ASCII lowercasing is the
-    /// same thing, done in a reused buffer instead of a fresh Unicode-aware copy.
-    pub fn contains_folded(p: &Passage, needles: &[String]) -> bool {
-        thread_local! {
-            static FOLDED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-        }
-        let search = |folded: &str| needles.iter().any(|n| folded.contains(n.as_str()));
-        if !p.ascii {
-            return search(&format!("{}\n{}", p.heading, p.text).to_lowercase());
-        }
-        FOLDED.with(|buffer| {
-            let mut folded = buffer.borrow_mut();
-            folded.clear();
-            folded.push_str(&p.heading);
-            folded.push('\n');
-            folded.push_str(&p.text);
-            folded.make_ascii_lowercase();
-            search(&folded)
-        })
-    }
-
     /// Passages `a` and `b` in chunk-id order (the tie-break of every ranking).
     pub fn chunk_cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
         self.chunk_order.get(a).cmp(&self.chunk_order.get(b))
@@ -245,7 +245,7 @@ impl OpenIndex {
         let loaded = self.embeddings.get_or_init(|| {
             let bytes =
                 std::fs::read(&self.embeddings_path).map_err(|e| format!("embeddings: {e}"))?;
-            if bytes.len() != self.passages.len() * DIMENSION * 4 {
+            if bytes.len() != embedding_bytes(self.passages.len()) {
                 return Err("the embeddings do not match the passages".into());
             }
             Ok(bytes
@@ -255,6 +255,11 @@ impl OpenIndex {
         });
         loaded.as_deref().map_err(Clone::clone)
     }
+}
+
+/// The size of the embeddings file for `passages` passages (little-endian f32s).
+fn embedding_bytes(passages: usize) -> usize {
+    passages * DIMENSION * 4
 }
 
 /// Every passage's stored fields by `seq` (None for a slot no live document fills), read
@@ -359,7 +364,7 @@ fn replace_siblings<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::{replace_siblings, OpenIndex, Passage};
+    use super::{replace_siblings, Passage};
     use std::collections::HashMap;
     use std::path::{Path, PathBuf};
 
@@ -377,7 +382,7 @@ mod tests {
     fn the_exact_check_matches_the_lowercased_passage_either_way() {
         let check = |p: &Passage, needles: &[&str]| {
             let needles: Vec<String> = needles.iter().map(|n| n.to_string()).collect();
-            OpenIndex::contains_folded(p, &needles)
+            p.contains_folded(&needles)
         };
         let plain = passage("State Hash", "The DAEMON token lives here.");
         assert!(check(&plain, &["daemon"]));

@@ -445,7 +445,7 @@ pub async fn ranked<'i>(
         ));
     }
     if let Some(q) = trigram.as_deref() {
-        let exact = |p: &Passage| OpenIndex::contains_folded(p, &needles);
+        let exact = |p: &Passage| p.contains_folded(&needles);
         rankings.push((
             SUBSTRING,
             visible_ranking(&mut gate, |d| page(idx, req, q, d, &exact)).await?,
