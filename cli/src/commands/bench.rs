@@ -25,7 +25,11 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             corpus::generate(&dir, items, seed)?;
             Ok(json!({"dir": dir.to_string_lossy(), "items": items, "seed": seed}))
         }
-        BenchCommand::Search { items, queries } => super::bench_search::run(items, queries),
+        BenchCommand::Search {
+            items,
+            queries,
+            keep,
+        } => super::bench_search::run(items, queries, keep.as_deref()),
         BenchCommand::Findings { commits, runs } => super::bench_findings::run(commits, runs),
         BenchCommand::Fuzz {
             targets,

@@ -6,12 +6,14 @@
 
 use serde_json::{json, Value};
 use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use theurian_core::corpus::{self, Rng};
 use theurian_core::datadir::DataDir;
 use theurian_core::gitdir::Repo;
 use theurian_core::index::build::{build, BuildOptions};
 use theurian_core::index::open::OpenIndex;
+use theurian_core::index::pointer::{build_dir, IndexPointer};
 use theurian_core::index::search::{ranked, Request};
 use theurian_core::knowledge::{read, APPROVED_ONLY};
 use theurian_core::migrate::MigrationSet;
@@ -118,10 +120,70 @@ fn post(
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-pub fn run(items: usize, queries: usize) -> Result<Value, CoreError> {
-    let work = tempfile::tempdir().map_err(|e| fail("create a scratch directory", e))?;
+/// The file `--keep` leaves beside the corpus: which generator run made it.
+const KEPT_MARKER: &str = "bench-search.json";
+
+/// Where the corpus and its data directory live: a scratch directory, or `--keep DIR`. Returns
+/// whether a kept corpus of the same size can be reused as it is.
+fn workplace(keep: Option<&Path>, items: usize) -> Result<(Workplace, bool), CoreError> {
+    let Some(dir) = keep else {
+        let scratch = tempfile::tempdir().map_err(|e| fail("create a scratch directory", e))?;
+        return Ok((Workplace::Scratch(scratch), false));
+    };
+    std::fs::create_dir_all(dir).map_err(|e| fail(&format!("create {}", dir.display()), e))?;
+    let marker = dir.join(KEPT_MARKER);
+    let made: Option<Value> = std::fs::read_to_string(&marker)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let ours = made.is_some();
+    if !ours && (dir.join("corpus").exists() || dir.join("data").exists()) {
+        return Err(CoreError::usage(
+            format!(
+                "{} already holds a corpus/ or data/ directory that `bench search --keep` did not make.",
+                dir.display()
+            ),
+            "Pass a new or empty directory to --keep; nothing in this one was touched.",
+        ));
+    }
+    let same = made.as_ref().and_then(|m| m["items"].as_u64()) == Some(items as u64);
+    if ours && !same {
+        // Ours, but for another size: the generated corpus and its state are derived, so they
+        // are regenerated rather than reused.
+        for sub in ["corpus", "data"] {
+            let path = dir.join(sub);
+            if path.exists() {
+                std::fs::remove_dir_all(&path)
+                    .map_err(|e| fail(&format!("remove {}", path.display()), e))?;
+            }
+        }
+    }
+    Ok((Workplace::Kept(dir.to_path_buf()), ours && same))
+}
+
+enum Workplace {
+    Scratch(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl Workplace {
+    fn path(&self) -> &Path {
+        match self {
+            Workplace::Scratch(t) => t.path(),
+            Workplace::Kept(p) => p,
+        }
+    }
+}
+
+pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, CoreError> {
+    let (work, reuse) = workplace(keep, items)?;
     let root = work.path().join("corpus");
-    corpus::generate(&root, items, 7419)?;
+    if !reuse {
+        corpus::generate(&root, items, 7419)?;
+        if let Workplace::Kept(dir) = &work {
+            std::fs::write(dir.join(KEPT_MARKER), json!({"items": items}).to_string())
+                .map_err(|e| fail("record the kept corpus", e))?;
+        }
+    }
     let root = root
         .canonicalize()
         .map_err(|e| fail("resolve the corpus", e))?;
@@ -143,24 +205,35 @@ pub fn run(items: usize, queries: usize) -> Result<Value, CoreError> {
     let set = MigrationSet::load(&root)?;
     runtime.block_on(pipeline::apply(&data, &project, &set))?;
 
-    let started = Instant::now();
-    let built = runtime.block_on(build(
-        &data,
-        &root,
-        "bench",
-        VISIBLE,
-        BuildOptions::default(),
-    ))?;
-    let build_seconds = started.elapsed().as_secs_f64();
-    let build_id = built["indexBuildId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let index = OpenIndex::open(&theurian_core::index::pointer::build_dir(
-        &root.join(".theurian/state"),
-        &build_id,
-    ))
-    .map_err(|e| fail("open the index", e))?;
+    let state_dir = root.join(".theurian/state");
+    let kept_index = IndexPointer::read(&state_dir).filter(|p| {
+        reuse && p.state_hash == set.state_hash && build_dir(&state_dir, &p.index_build_id).is_dir()
+    });
+    let (build_seconds, build_id, chunks) = match kept_index {
+        Some(p) => (None, p.index_build_id, Value::Null),
+        None => {
+            let started = Instant::now();
+            let built = runtime.block_on(build(
+                &data,
+                &root,
+                "bench",
+                VISIBLE,
+                BuildOptions::default(),
+            ))?;
+            let seconds = started.elapsed().as_secs_f64();
+            let id = built["indexBuildId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            (
+                Some((seconds * 1e3).round() / 1e3),
+                id,
+                built["chunks"].clone(),
+            )
+        }
+    };
+    let index = OpenIndex::open(&build_dir(&state_dir, &build_id))
+        .map_err(|e| fail("open the index", e))?;
     let active = theurian_core::store::pointer::read(&root.join(".theurian/state"))?
         .ok_or_else(|| fail("find the state", "no pointer"))?;
     let pool = theurian_core::knowledge::pool::ReadPools::default()
@@ -253,8 +326,9 @@ pub fn run(items: usize, queries: usize) -> Result<Value, CoreError> {
     Ok(json!({
         "benchmark": "index build and knowledge.search over a generated corpus",
         "items": items,
-        "chunks": built["chunks"],
-        "indexBuildSeconds": (build_seconds * 1e3).round() / 1e3,
+        "chunks": if chunks.is_null() { json!(index.passages.len()) } else { chunks },
+        // null when `--keep` reused an earlier run's index.
+        "indexBuildSeconds": build_seconds,
         "searchInProcess": percentiles(in_process),
         "searchOverSocket": percentiles(over_socket),
         "knownItem": {
