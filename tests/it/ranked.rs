@@ -640,3 +640,36 @@ fn concurrent_first_opens_share_one_copy_and_embeddings_load_on_demand() {
     let refused = theurian_core::index::open::OpenIndex::open(&dir).expect_err("refused");
     assert!(refused.contains("embeddings"), "{refused}");
 }
+
+#[test]
+fn a_build_is_published_as_one_segment() {
+    // Enough passages that the writer's indexing threads each cut a segment of their own; the
+    // build merges them so a top-k search keeps one pruning threshold across the whole build.
+    let bodies: Vec<(String, String)> = (0..60)
+        .map(|i| {
+            (
+                format!("arch.item-{i:02}"),
+                format!(
+                    "# Item {i}\n\nRetry budget {i} for the gateway.\n\nThe daemon token {i}.\n"
+                ),
+            )
+        })
+        .collect();
+    let items: Vec<(&str, &str, &str)> = bodies
+        .iter()
+        .map(|(id, body)| (id.as_str(), "internal", body.as_str()))
+        .collect();
+    let repo = project_with(&items);
+    let built = repo.ok(&["--json", "index", "build"]);
+    let id = built["indexBuildId"].as_str().expect("build id");
+    let dir = repo
+        .dir
+        .path()
+        .join(format!(".theurian/state/theurian-index-{id}"));
+    let idx = theurian_core::index::open::OpenIndex::open(&dir).expect("open");
+    assert_eq!(
+        idx.passages.len(),
+        built["chunks"].as_u64().expect("chunks") as usize
+    );
+    assert_eq!(idx.reader.searcher().segment_readers().len(), 1);
+}

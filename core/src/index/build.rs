@@ -186,6 +186,12 @@ pub async fn build(
             }
         }
         writer.commit().map_err(index_error)?;
+        // One segment: a top-k search keeps one pruning threshold for the whole build instead
+        // of starting over in each segment, and a build is written once and only read after.
+        let segments = index.searchable_segment_ids().map_err(index_error)?;
+        if segments.len() > 1 {
+            writer.merge(&segments).wait().map_err(index_error)?;
+        }
         writer.wait_merging_threads().map_err(index_error)?;
         let info = BuildInfo {
             format_version: FORMAT_VERSION,
