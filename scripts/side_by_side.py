@@ -12,14 +12,22 @@ runs in a chroot) and a release build of ours. Not part of CI: the numbers are f
 
 --ours-only skips the reference (no root needed) and prints our side alone, with the resident
 memory split into anonymous memory and file-backed pages (mostly the binary's own code).
+
+Last, each daemon is started cold five times in the foreground and timed from the spawn to its
+first knowledge.search answer (median printed).
 """
 import argparse
 import json
 import os
 import re
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEER = os.path.join(HERE, "..", "..", "shared", "peer")
@@ -41,6 +49,52 @@ def rss_mib(pid, key="VmRSS"):
 def bench(url, token, tool, args_file, n, conc):
     out = sh([sys.executable, os.path.join(PEER, "bench_mcp.py"), url, token, tool, args_file, "--n", str(n), "--conc", str(conc)])
     return json.loads(out.strip().splitlines()[-1])
+
+
+def first_answer(url, token_file, project, deadline):
+    """Polls until one knowledge.search call answers with structured content; False on timeout.
+    Each attempt is a fresh initialize + tools/call, so a daemon still binding is simply retried."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    while time.perf_counter() < deadline:
+        try:
+            with open(token_file) as f:
+                headers["Authorization"] = "Bearer " + f.read().strip()
+            headers.pop("Mcp-Session-Id", None)
+            for body in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                             "protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "cold-start", "version": "0"}}},
+                         {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                             "name": "knowledge.search", "arguments": {"projectId": project, "query": "state hash"}}}):
+                req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+                with urllib.request.urlopen(req, timeout=30) as resp:
+                    text = resp.read().decode("utf-8", "replace")
+                    # A session-keeping server (the reference) names the session on initialize
+                    # and refuses later calls that do not carry it back.
+                    sid = resp.headers.get("mcp-session-id")
+                    if sid:
+                        headers["Mcp-Session-Id"] = sid
+            if '"structuredContent"' in text:
+                return True
+        except (OSError, urllib.error.URLError):
+            pass
+        time.sleep(0.002)
+    return False
+
+
+def cold_start_ms(cmd, url, token_file, project, env=None, runs=5):
+    """Median milliseconds from spawning a daemon in the foreground to its first search answer
+    (process start, token, binding, project resolution, opening the state and the index)."""
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        ok = first_answer(url, token_file, project, t0 + 30)
+        samples.append((time.perf_counter() - t0) * 1e3 if ok else float("nan"))
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    return statistics.median(samples)
 
 
 def main():
@@ -94,14 +148,26 @@ def main():
     rss = (rss_mib(ref_pid) if ref_pid else float("nan"), rss_mib(ours_pid))
     split = (rss_mib(ours_pid, "RssAnon"), rss_mib(ours_pid, "RssFile"))
     sh([a.ours, "daemon", "stop"], env=env)
+    ours_cold = cold_start_ms([a.ours, "daemon", "start", "--foreground", "--port", "17420"],
+                              "http://127.0.0.1:17420/mcp", os.path.join(data, "auth", "mcp-token"), name, env=env)
     if a.ours_only:
         print(f"project {project}, {a.n} calls per cell, ours only")
         print(f"{'tool':22} {'clients':>7} {'p50 ms':>8} {'p90 ms':>8} {'calls/s':>9} {'errors':>6}")
         for tool, conc, _, o in rows:
             print(f"{tool:22} {conc:>7} {o['p50_ms']:>8.2f} {o['p90_ms']:>8.2f} {o['calls_per_s']:>9.1f} {o['errors']:>6}")
         print(f"resident memory after the run: {rss[1]:.1f} MiB ({split[0]:.1f} anonymous, {split[1]:.1f} file-backed)")
+        print(f"cold start to first search answer (median of 5): {ours_cold:.1f} ms")
         return
     sh(["bash", os.path.join(PEER, "stop-reference.sh"), "17419"])
+    # The same measure for the reference: its daemon started in the foreground inside its root,
+    # once the one run-reference.sh started has let go of its lock.
+    for _ in range(500):
+        if not os.path.exists(f"/proc/{ref_pid}"):
+            break
+        time.sleep(0.01)
+    ref_cold = cold_start_ms(["chroot", PEER_ROOT, "env", "HOME=/root", "THEURIAN_DATA_DIR=/data-17419",
+                              "/opt/th/bin/theurian", "daemon", "start", "--foreground", "--port", "17419"],
+                             "http://127.0.0.1:17419/mcp", os.path.join(PEER_ROOT, "data-17419", "auth", "mcp-token"), name)
 
     print(f"project {project}, {a.n} calls per cell")
     print(f"{'tool':22} {'clients':>7} {'ref p50 ms':>11} {'ours p50 ms':>12} {'p50 ratio':>10} {'ref calls/s':>12} {'ours calls/s':>13} {'throughput x':>13} {'errors r/o':>10}")
@@ -110,6 +176,8 @@ def main():
               f"{r['calls_per_s']:>12.1f} {o['calls_per_s']:>13.1f} {o['calls_per_s'] / max(r['calls_per_s'], 1e-6):>13.1f} {r['errors']:>5}/{o['errors']}")
     print(f"resident memory after the run: reference {rss[0]:.1f} MiB, ours {rss[1]:.1f} MiB ({rss[0] / max(rss[1], 1e-6):.1f}x smaller; "
           f"ours {split[0]:.1f} anonymous, {split[1]:.1f} file-backed)")
+    print(f"cold start to first search answer (median of 5): reference {ref_cold:.1f} ms, ours {ours_cold:.1f} ms "
+          f"({ref_cold / max(ours_cold, 1e-6):.1f}x faster)")
 
 
 if __name__ == "__main__":
