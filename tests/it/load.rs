@@ -341,3 +341,48 @@ fn a_full_disk_mid_build_is_named_and_the_previous_state_serves() {
     let built = repo.ok(&["--json", "index", "build"]);
     assert_eq!(built["stateHash"], next["stateHash"]);
 }
+
+#[test]
+fn bench_search_measures_every_path_and_finds_known_items() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .args([
+            "--json",
+            "bench",
+            "search",
+            "--items",
+            "40",
+            "--queries",
+            "40",
+        ])
+        .output()
+        .expect("bench search");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["items"], 40);
+    assert!(
+        report["chunks"].as_u64().is_some_and(|c| c >= 40),
+        "{report}"
+    );
+    assert!(report["indexBuildSeconds"].as_f64().is_some(), "{report}");
+    for path in [
+        "searchInProcess",
+        "searchOverSocket",
+        "searchBelowTrigramFloor",
+    ] {
+        assert!(
+            report[path]["n"].as_u64().is_some_and(|n| n > 0),
+            "{path}: {report}"
+        );
+    }
+    // The generator's known-item queries are findable; a broken ranking lands nowhere.
+    assert!(
+        report["knownItem"]["recallAt10"]
+            .as_f64()
+            .is_some_and(|r| r >= 0.5),
+        "{report}"
+    );
+}

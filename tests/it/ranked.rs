@@ -673,3 +673,73 @@ fn a_build_is_published_as_one_segment() {
     );
     assert_eq!(idx.reader.searcher().segment_readers().len(), 1);
 }
+
+#[tokio::test]
+async fn the_scan_below_three_characters_ranks_by_occurrences_and_skips_gated_rows() {
+    // Item i holds the two-letter needle i + 1 times, inside longer words (so the lexical
+    // retriever has no token to match) and in mixed case (so only ASCII folding counts it).
+    let spellings = ["aZQb", "bzqc", "cZqd", "dzQe"];
+    let bodies: Vec<(String, String)> = (0..70)
+        .map(|i| {
+            let words: Vec<&str> = (0..=i).map(|k| spellings[k % spellings.len()]).collect();
+            (
+                format!("arch.s-{i:02}"),
+                format!("# Section {i}\n\n{}.\n", words.join(" ")),
+            )
+        })
+        .collect();
+    let items: Vec<(&str, &str, &str)> = bodies
+        .iter()
+        .map(|(id, body)| (id.as_str(), "public", body.as_str()))
+        .collect();
+    let repo = project_with(&items);
+    repo.ok(&["--json", "index", "build"]);
+    // New revisions of the three best matches after the build: their indexed passages no
+    // longer match the canonical text, so the gate must drop them without spending a rank.
+    let dir = repo.dir.path().join(".theurian");
+    let mut operations = String::new();
+    for i in [67usize, 68, 69] {
+        let body = format!("# Section {i}\n\nRewritten without the needle.\n");
+        let file = format!("arch.s-{i:02}.v2.md");
+        std::fs::write(dir.join("knowledge").join(&file), &body).expect("body");
+        operations.push_str(&format!(
+            "  - op: upsertRevision\n    itemId: arch.s-{i:02}\n    revisionId: 01K1CCCCCC00000000000001{i:02}\n    expectedRevision: 01K1CCCCCC00000000000000{:02}\n    contentFile: ../knowledge/{file}\n    contentSha256: {}\n    metadata: {{title: arch.s-{i:02}, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, sensitivity: public, labels: [authored-in-theurian]}}\n",
+            i + 1,
+            sha256(body.as_bytes())
+        ));
+    }
+    std::fs::write(
+        dir.join("migrations/01K1BBBBBB0000000000000099.yaml"),
+        format!("apiVersion: theurian.dev/v1\nid: 01K1BBBBBB0000000000000099\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\ndependsOn: [01K1BBBBBB0000000000000068, 01K1BBBBBB0000000000000069, 01K1BBBBBB0000000000000070]\noperations:\n{operations}"),
+    )
+    .expect("migration");
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "v2"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+
+    let daemon = daemon_for(&repo).await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let s = search_body(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": "ranked", "query": "zq", "limit": 50, "maxTokens": 32000}),
+        )
+        .await,
+    );
+    let ids: Vec<&str> = s["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["itemId"].as_str())
+        .collect();
+    let expected: Vec<String> = (17..=66).rev().map(|i| format!("arch.s-{i:02}")).collect();
+    assert_eq!(ids, expected, "most occurrences first, gated rows skipped");
+    assert_eq!(s["results"][0]["foundBy"], json!(["substring"]));
+    assert_eq!(
+        s["results"][0]["fusedScore"],
+        json!(0.016393),
+        "the first visible row takes rank 1: 1/61"
+    );
+    daemon.shutdown().await;
+}

@@ -70,6 +70,28 @@ fn known_item_queries(items: &[read::ItemView], rng: &mut Rng) -> Vec<(String, S
         .collect()
 }
 
+/// Two-letter queries the scan below the trigram floor answers: the second and third letters
+/// of a long body word, so each needle sits inside words and matches many passages.
+const SHORT_QUERIES: usize = 20;
+
+fn short_queries(items: &[read::ItemView], rng: &mut Rng) -> Vec<String> {
+    let step = items.len().div_ceil(SHORT_QUERIES).max(1);
+    items
+        .iter()
+        .step_by(step)
+        .filter_map(|item| {
+            let words: Vec<&str> = item
+                .body
+                .split_whitespace()
+                .filter(|w| w.len() >= 5 && w.chars().all(|c| c.is_ascii_alphabetic()))
+                .collect();
+            let word = words.get(rng.below(words.len().max(1)))?;
+            Some(word[1..3].to_lowercase())
+        })
+        .take(SHORT_QUERIES)
+        .collect()
+}
+
 /// One MCP call on a kept-alive connection; returns the response body. Reads are buffered so
 /// the figure is the daemon's time, not a system call per byte on the client side.
 fn post(
@@ -279,6 +301,26 @@ pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, C
         }
     }
 
+    // Queries below the trigram floor: every passage is scanned.
+    let mut below_floor = Vec::new();
+    for query in short_queries(&docs, &mut rng) {
+        let request = Request {
+            project: "bench",
+            query: &query,
+            statuses: APPROVED_ONLY,
+            visible: VISIBLE,
+            use_dense: false,
+            memo: &memo,
+            database: &database,
+            valid_at: None,
+        };
+        let t = Instant::now();
+        runtime
+            .block_on(ranked(&pool, &index, &request))
+            .map_err(|e| fail("search", format!("{e:?}")))?;
+        below_floor.push(t.elapsed());
+    }
+
     // The same searches through the daemon: HTTP, auth, the validation seat, shaping, budget.
     let state = theurian_server::daemon::build_state(data.clone(), 0, ToolNames::Dotted)?;
     let token = state.token.clone();
@@ -331,6 +373,7 @@ pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, C
         "indexBuildSeconds": build_seconds,
         "searchInProcess": percentiles(in_process),
         "searchOverSocket": percentiles(over_socket),
+        "searchBelowTrigramFloor": percentiles(below_floor),
         "knownItem": {
             "queries": known.len(),
             "recallAt1": ((hit1 as f64 / n) * 1e4).round() / 1e4,

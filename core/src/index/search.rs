@@ -15,6 +15,7 @@ use crate::knowledge::memo::{GateRow, StateMemo};
 use crate::knowledge::read::{ItemView, ReadError};
 use sqlx::sqlite::SqlitePool;
 // Keys are ids from our own index and database, never caller input: a fast hash is safe here.
+use aho_corasick::AhoCorasick;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -227,9 +228,21 @@ fn page(
 
 /// The scan below the trigram floor: occurrences × length of each short term, ASCII
 /// case-insensitive, over heading and text; every match, best first.
-fn scan(idx: &OpenIndex, req: &Request<'_>, terms: &[String]) -> Vec<usize> {
-    let lower = |s: &str| s.to_ascii_lowercase();
-    let terms: Vec<String> = terms.iter().map(|t| lower(t)).collect();
+///
+/// Each term gets one ASCII-case-insensitive searcher, so no passage is copied to lowercase it:
+/// matching bytes after ASCII folding finds the same non-overlapping occurrences, left to right,
+/// as counting in a lowercased copy, and at 100,000 documents the copies were most of the cost.
+fn scan(idx: &OpenIndex, req: &Request<'_>, terms: &[String]) -> Result<Vec<usize>, SearchError> {
+    let finders = terms
+        .iter()
+        .map(|t| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build([t.as_str()])
+                .map(|finder| (finder, t.len()))
+                .map_err(|e| SearchError::Index(format!("a scan term could not be prepared: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut scored: Vec<(usize, usize)> = idx
         .passages
         .iter()
@@ -239,19 +252,17 @@ fn scan(idx: &OpenIndex, req: &Request<'_>, terms: &[String]) -> Vec<usize> {
                 && req.visible.contains(&p.sensitivity.as_str())
         })
         .filter_map(|(seq, p)| {
-            let (text, heading) = (lower(&p.text), lower(&p.heading));
-            let score: usize = terms
+            let score: usize = finders
                 .iter()
-                .map(|t| {
-                    (text.matches(t.as_str()).count() + heading.matches(t.as_str()).count())
-                        * t.len()
+                .map(|(finder, len)| {
+                    (finder.find_iter(&p.text).count() + finder.find_iter(&p.heading).count()) * len
                 })
                 .sum();
             (score > 0).then_some((score, seq))
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
-    scored.into_iter().map(|(_, s)| s).collect()
+    Ok(scored.into_iter().map(|(_, s)| s).collect())
 }
 
 /// The canonical gate, memoised per item for one request.
@@ -328,14 +339,37 @@ async fn visible_ranking(
     let mut depth = FIRST_PASS_DEPTH;
     loop {
         let (rows, exhausted) = fetch(depth)?;
+        if exhausted {
+            return visible_prefix(gate, &rows).await;
+        }
         let cleared = gate.admit(&rows).await?;
-        if cleared.len() >= CANDIDATE_DEPTH || exhausted {
+        if cleared.len() >= CANDIDATE_DEPTH {
             let mut out: Vec<usize> = cleared.into_iter().filter(|s| gate.valid(*s)).collect();
             out.truncate(CANDIDATE_DEPTH);
             return Ok(out);
         }
         depth *= 2;
     }
+}
+
+/// The first 50 rows of a complete ranking that clear the gate and the `asOf` filter.
+///
+/// Gating every row and then cutting gives the same 50, because the gate and the filter judge
+/// each row on its own and keep the order; gating a slice at a time stops reading the store once
+/// 50 are in hand, where a scan or summary ranking can hold every passage in the build.
+async fn visible_prefix(gate: &mut Gate<'_>, rows: &[usize]) -> Result<Vec<usize>, SearchError> {
+    let mut out = Vec::with_capacity(CANDIDATE_DEPTH);
+    for slice in rows.chunks(FIRST_PASS_DEPTH) {
+        for seq in gate.admit(slice).await? {
+            if gate.valid(seq) {
+                out.push(seq);
+                if out.len() == CANDIDATE_DEPTH {
+                    return Ok(out);
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The summary retriever (a `--raptor` build): seed nodes by the lexical and trigram queries
@@ -458,7 +492,7 @@ pub async fn ranked<'i>(
             .cloned()
             .collect();
         if !scan_terms.is_empty() {
-            let all = scan(idx, req, &scan_terms);
+            let all = scan(idx, req, &scan_terms)?;
             rankings.push((
                 SUBSTRING,
                 visible_ranking(&mut gate, |_| Ok((all.clone(), true))).await?,
