@@ -147,6 +147,8 @@ def main():
                 rows.append((tool, conc, r, o))
     rss = (rss_mib(ref_pid) if ref_pid else float("nan"), rss_mib(ours_pid))
     split = (rss_mib(ours_pid, "RssAnon"), rss_mib(ours_pid, "RssFile"))
+    ref_split = ((rss_mib(ref_pid, "RssAnon"), rss_mib(ref_pid, "RssFile")) if ref_pid
+                 else (float("nan"), float("nan")))
     sh([a.ours, "daemon", "stop"], env=env)
     ours_cold = cold_start_ms([a.ours, "daemon", "start", "--foreground", "--port", "17420"],
                               "http://127.0.0.1:17420/mcp", os.path.join(data, "auth", "mcp-token"), name, env=env)
@@ -176,6 +178,8 @@ def main():
               f"{r['calls_per_s']:>12.1f} {o['calls_per_s']:>13.1f} {o['calls_per_s'] / max(r['calls_per_s'], 1e-6):>13.1f} {r['errors']:>5}/{o['errors']}")
     print(f"resident memory after the run: reference {rss[0]:.1f} MiB, ours {rss[1]:.1f} MiB ({rss[0] / max(rss[1], 1e-6):.1f}x smaller; "
           f"ours {split[0]:.1f} anonymous, {split[1]:.1f} file-backed)")
+    print(f"  anonymous (private) memory: reference {ref_split[0]:.1f} MiB, ours {split[0]:.1f} MiB "
+          f"({ref_split[0] / max(split[0], 1e-6):.1f}x smaller); file-backed: reference {ref_split[1]:.1f}, ours {split[1]:.1f}")
     print(f"cold start to first search answer (median of 5): reference {ref_cold:.1f} ms, ours {ours_cold:.1f} ms "
           f"({ref_cold / max(ours_cold, 1e-6):.1f}x faster)")
 
