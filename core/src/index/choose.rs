@@ -6,20 +6,9 @@ use crate::datadir::DataDir;
 use crate::store::provenance;
 use std::path::{Path, PathBuf};
 
-/// Why the ranked path stands aside.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fallback {
-    NoIndex,
-    PointerInvalid,
-    PurgeFailed,
-    FileMissing,
-    SchemaMismatch,
-    Unbuilt,
-    ProjectMismatch,
-    ProfileMismatch,
-    UnapprovedNotIndexed,
-    Unreadable,
-}
+/// Why the ranked path stands aside: the schema's own fallback-reason tokens, so the reason a
+/// check finds is the one the response carries.
+pub use theurian_protocol::mcp::RetrievalMetadataFallbackReason as Fallback;
 
 /// The published build that may answer, or why none may.
 pub fn choose(
@@ -36,17 +25,17 @@ pub fn choose(
         Err(_) => return Err(Fallback::NoIndex),
     };
     if !meta.is_file() || meta.len() > 64 * 1024 {
-        return Err(Fallback::PointerInvalid);
+        return Err(Fallback::IndexPointerInvalid);
     }
-    let text = std::fs::read_to_string(&path).map_err(|_| Fallback::PointerInvalid)?;
+    let text = std::fs::read_to_string(&path).map_err(|_| Fallback::IndexPointerInvalid)?;
     let raw: serde_json::Value =
-        serde_json::from_str(&text).map_err(|_| Fallback::PointerInvalid)?;
+        serde_json::from_str(&text).map_err(|_| Fallback::IndexPointerInvalid)?;
     if raw
         .get("purgeFailed")
         .and_then(|v| v.as_bool())
         .unwrap_or(false)
     {
-        return Err(Fallback::PurgeFailed);
+        return Err(Fallback::IndexPurgeFailed);
     }
     let id = raw
         .get("indexBuildId")
@@ -54,7 +43,7 @@ pub fn choose(
         .unwrap_or_default()
         .to_owned();
     if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(Fallback::PointerInvalid);
+        return Err(Fallback::IndexPointerInvalid);
     }
     let dir = super::pointer::build_dir(&state_dir, &id);
     if !dir.is_dir() {
@@ -64,19 +53,19 @@ pub fn choose(
                 .join(format!("theurian-index-{id}.sqlite"))
                 .exists()
             {
-                Fallback::SchemaMismatch
+                Fallback::IndexSchemaMismatch
             } else {
-                Fallback::FileMissing
+                Fallback::IndexFileMissing
             },
         );
     }
     let pointer: IndexPointer =
-        serde_json::from_value(raw).map_err(|_| Fallback::PointerInvalid)?;
+        serde_json::from_value(raw).map_err(|_| Fallback::IndexPointerInvalid)?;
     if !provenance::is_recorded(data, root, "index", &id) {
-        return Err(Fallback::Unbuilt);
+        return Err(Fallback::IndexUnbuilt);
     }
     if pointer.project_id != project_id {
-        return Err(Fallback::ProjectMismatch);
+        return Err(Fallback::IndexProjectMismatch);
     }
     let mut recorded: Vec<&str> = pointer
         .indexed_sensitivities
@@ -87,7 +76,7 @@ pub fn choose(
     recorded.sort();
     grant.sort();
     if recorded != grant {
-        return Err(Fallback::ProfileMismatch);
+        return Err(Fallback::ServingProfileMismatch);
     }
     if include_unapproved && !pointer.indexes_unapproved {
         return Err(Fallback::UnapprovedNotIndexed);

@@ -23,6 +23,7 @@ use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
+pub use theurian_protocol::mcp::RetrievalResultFoundByItem as FoundBy;
 
 /// Visible passages each retriever may contribute.
 pub const CANDIDATE_DEPTH: usize = 50;
@@ -60,7 +61,7 @@ pub struct Hit<'i> {
     pub row: Arc<GateRow>,
     pub passage: &'i str,
     pub fused_score: f64,
-    pub found_by: Vec<&'static str>,
+    pub found_by: Vec<FoundBy>,
 }
 
 impl Hit<'_> {
@@ -70,8 +71,14 @@ impl Hit<'_> {
     }
 }
 
-/// The retrievers by name, in the order `foundBy` lists them.
-const RETRIEVERS: [&str; 4] = ["dense", "lexical", "substring", "summary"];
+/// The retrievers, as the schema names them, in the order `foundBy` lists them (alphabetical by
+/// wire name).
+const RETRIEVERS: [FoundBy; 4] = [
+    FoundBy::Dense,
+    FoundBy::Lexical,
+    FoundBy::Substring,
+    FoundBy::Summary,
+];
 const DENSE: usize = 0;
 const LEXICAL: usize = 1;
 const SUBSTRING: usize = 2;
@@ -567,7 +574,7 @@ pub async fn ranked<'i>(
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| by & (1 << i) != 0)
-                .map(|(_, name)| *name)
+                .map(|(_, retriever)| *retriever)
                 .collect(),
         });
     }

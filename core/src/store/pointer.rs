@@ -57,14 +57,13 @@ pub fn read(state_dir: &Path) -> Result<Option<ActiveState>, CoreError> {
         obj.get(k)
             .ok_or_else(|| corrupt(&path, &format!("it has no {k}")))
     };
-    let state_hash = get("stateHash")?.as_str().unwrap_or_default().to_owned();
-    if state_hash.len() != 64
-        || !state_hash
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    {
-        return Err(corrupt(&path, "stateHash is not 64 lowercase hex digits"));
-    }
+    // The schema's StateHash type states the shape (64 lowercase hex digits).
+    let state_hash: String = get("stateHash")?
+        .as_str()
+        .unwrap_or_default()
+        .parse::<theurian_protocol::mcp::StateHash>()
+        .map_err(|_| corrupt(&path, "stateHash is not 64 lowercase hex digits"))?
+        .into();
     let migration_count = match get("migrationCount")? {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.trim().parse::<u64>().ok(),
@@ -95,4 +94,44 @@ pub fn write(state_dir: &Path, active: &ActiveState) -> Result<(), CoreError> {
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
     text.push('\n');
     write_atomic(&state_dir.join("active.json"), text.as_bytes(), 0o644)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pointer_with(state_hash: &str) -> Result<Option<ActiveState>, CoreError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("active.json"),
+            json!({"stateHash": state_hash, "databaseFilename": "theurian-state-x.sqlite",
+                   "migrationCount": 3, "updatedAt": "2026-07-15T10:00:00Z"})
+            .to_string(),
+        )
+        .expect("write");
+        read(dir.path())
+    }
+
+    #[test]
+    fn only_a_state_hash_of_the_schemas_shape_is_read() {
+        let good = "0123456789abcdef".repeat(4);
+        let read_back = pointer_with(&good).expect("valid").expect("present");
+        assert_eq!(
+            (read_back.state_hash.as_str(), read_back.migration_count),
+            (good.as_str(), 3)
+        );
+        for bad in [
+            good.to_uppercase(),
+            good[..63].to_owned(),
+            format!("{good}0"),
+            format!("{}g", &good[..63]),
+            String::new(),
+        ] {
+            let refused = pointer_with(&bad).expect_err("refused");
+            assert!(
+                refused.to_string().contains("stateHash"),
+                "{bad}: {refused}"
+            );
+        }
+    }
 }
