@@ -252,3 +252,76 @@ fn permissive_moves_are_reported_by_validate_and_apply() {
         .as_str()
         .is_some_and(|r| r.contains("Revision conflict")));
 }
+
+#[test]
+fn deprecations_restores_and_sensitivity_changes_feed_the_permissive_moves_report() {
+    // The rows the reference (0.5.3) reports for this set, captured side by side: a re-upsert
+    // that undoes a deprecation, and a sensitivity loosened by a smaller-id migration replayed
+    // after the larger-id one that tightened it.
+    let s = Scratch::new();
+    let (m1, m2, m3, m4, m5) = (
+        "01K1AAAAAA0000000000000001",
+        "01K1AAAAAA0000000000000020",
+        "01K1AAAAAA0000000000000030",
+        "01K1AAAAAA0000000000000060",
+        "01K1AAAAAA0000000000000055",
+    );
+    s.item(m1, &[], "arch.one", "01K1AAAAAA00000000000000R1", "one");
+    let head = |id: &str, dep: &str| {
+        format!("apiVersion: theurian.dev/v1\nid: {id}\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\ndependsOn: [{dep}]\noperations:\n")
+    };
+    s.raw(
+        "m2.yaml",
+        &format!(
+            "{}  - op: deprecateItem\n    itemId: arch.one\n    reason: Withdrawn for review.\n",
+            head(m2, m1)
+        ),
+    );
+    let sha = s.body("one-v2.md", "one, revised");
+    s.raw(
+        "m3.yaml",
+        &format!(
+            "{}  - op: upsertRevision\n    itemId: arch.one\n    revisionId: 01K1AAAAAA00000000000000R2\n    expectedRevision: 01K1AAAAAA00000000000000R1\n    contentFile: ../knowledge/one-v2.md\n    contentSha256: {sha}\n    metadata: {{title: T, contentType: text/markdown, kind: architecture, namespace: tests, status: approved, owner: tests, sensitivity: public, labels: [authored-in-theurian]}}\n",
+            head(m3, m2)
+        ),
+    );
+    s.raw(
+        "m4.yaml",
+        &format!(
+            "{}  - op: changeSensitivity\n    itemId: arch.one\n    sensitivity: restricted\n    reason: Tightened.\n",
+            head(m4, m3)
+        ),
+    );
+    s.raw(
+        "m5.yaml",
+        &format!(
+            "{}  - op: changeSensitivity\n    itemId: arch.one\n    sensitivity: public\n    reason: Loosened.\n",
+            head(m5, m4)
+        ),
+    );
+    let data = tempfile::tempdir().expect("data");
+    let run = |args: &[&str]| -> serde_json::Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .current_dir(s.dir.path())
+            .env("THEURIAN_DATA_DIR", data.path())
+            .args(args)
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let expected = serde_json::json!([
+        {"migrationId": m3, "itemId": "arch.one", "field": "status", "before": "deprecated",
+         "after": "approved", "undoes": m2, "kind": "undoes"},
+        {"migrationId": m5, "itemId": "arch.one", "field": "sensitivity", "before": "restricted",
+         "after": "public", "undoes": m4, "kind": "reorders"},
+    ]);
+    let v = run(&["--json", "migrate", "validate"]);
+    assert_eq!(v["permissiveMoves"], expected, "{v}");
+    let v = run(&["--json", "migrate", "apply", "--allow-uncommitted"]);
+    assert_eq!(v["permissiveMoves"], expected, "{v}");
+}

@@ -804,6 +804,8 @@ impl Engine<'_> {
                 }
                 Operation::DeprecateItem(d) => {
                     self.set_status(&d.item_id, "deprecated")?;
+                    self.tracker
+                        .write(&d.item_id, "status", "deprecated", Cause::Label);
                     if let Some(by) = &d.superseded_by {
                         self.relation(
                             by,
@@ -816,6 +818,8 @@ impl Engine<'_> {
                 }
                 Operation::RestoreItem(r) => {
                     self.set_status(&r.item_id, "approved")?;
+                    self.tracker
+                        .write(&r.item_id, "status", "approved", Cause::Label);
                     self.touch(&r.item_id);
                 }
                 Operation::AddRelation(r) => {
@@ -866,6 +870,12 @@ impl Engine<'_> {
                         .get_mut(c.item_id.as_str())
                         .ok_or(err)?
                         .sensitivity = c.sensitivity.to_string();
+                    self.tracker.write(
+                        &c.item_id,
+                        "sensitivity",
+                        &c.sensitivity.to_string(),
+                        Cause::Label,
+                    );
                     self.touch(&c.item_id);
                 }
                 Operation::ChangeOwner(c) => {
