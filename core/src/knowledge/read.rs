@@ -87,10 +87,11 @@ pub async fn damaged(
     // One round trip for all three counts.
     let row = sqlx::query(
         "SELECT (SELECT COUNT(*) FROM migration_history WHERE project_id = ?1),
-                (SELECT COUNT(*) FROM knowledge_items WHERE project_id = ?1 AND status IN ('approved', 'draft', 'proposed')),
+                (SELECT COUNT(*) FROM knowledge_items WHERE project_id = ?1 AND status IN (SELECT value FROM json_each(?2))),
                 (SELECT expected_surfaceable_count FROM project_integrity WHERE project_id = ?1)",
     )
     .bind(project)
+    .bind(json_list(super::SURFACEABLE))
     .fetch_one(pool)
     .await?;
     let live_migrations: i64 = row.try_get(0)?;
@@ -110,10 +111,11 @@ pub async fn status_counts(
     visible: &[&str],
 ) -> Result<Vec<(String, u64)>, ReadError> {
     let rows = sqlx::query(
-        "SELECT status, COUNT(*) FROM knowledge_items WHERE project_id = ? AND status IN ('approved', 'draft', 'proposed')
+        "SELECT status, COUNT(*) FROM knowledge_items WHERE project_id = ? AND status IN (SELECT value FROM json_each(?))
          AND sensitivity IN (SELECT value FROM json_each(?)) GROUP BY status ORDER BY status",
     )
     .bind(project)
+    .bind(json_list(super::SURFACEABLE))
     .bind(json_list(visible))
     .fetch_all(pool)
     .await?;

@@ -546,7 +546,7 @@ impl Mirror {
         let surfaceable = self
             .items
             .values()
-            .filter(|i| matches!(i.status.as_str(), "approved" | "draft" | "proposed"))
+            .filter(|i| crate::knowledge::SURFACEABLE.contains(&i.status.as_str()))
             .count() as i64;
         insert(
             conn,
