@@ -736,6 +736,8 @@ impl Engine<'_> {
         ))
     }
 
+    /// A label write of an item's status (deprecate, restore); the permissive-moves tracker
+    /// sees it like every other status write.
     fn set_status(&mut self, item: &str, status: &str) -> Result<(), ApplyError> {
         let Some(i) = self.mirror.items.get_mut(item) else {
             return Err(ApplyError::Refused(format!(
@@ -743,6 +745,7 @@ impl Engine<'_> {
             )));
         };
         i.status = status.to_owned();
+        self.tracker.write(item, "status", status, Cause::Label);
         Ok(())
     }
 
@@ -804,8 +807,6 @@ impl Engine<'_> {
                 }
                 Operation::DeprecateItem(d) => {
                     self.set_status(&d.item_id, "deprecated")?;
-                    self.tracker
-                        .write(&d.item_id, "status", "deprecated", Cause::Label);
                     if let Some(by) = &d.superseded_by {
                         self.relation(
                             by,
@@ -818,8 +819,6 @@ impl Engine<'_> {
                 }
                 Operation::RestoreItem(r) => {
                     self.set_status(&r.item_id, "approved")?;
-                    self.tracker
-                        .write(&r.item_id, "status", "approved", Cause::Label);
                     self.touch(&r.item_id);
                 }
                 Operation::AddRelation(r) => {

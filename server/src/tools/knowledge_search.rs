@@ -46,12 +46,11 @@ fn note(f: Fallback) -> &'static str {
 }
 
 /// Which retrievers stand behind the returned results.
-fn mode(found_by: &[Vec<FoundBy>]) -> RetrievalMetadataMode {
-    let dense = found_by.iter().any(|f| f.contains(&FoundBy::Dense));
-    let other = found_by
-        .iter()
-        .any(|f| f.iter().any(|n| *n != FoundBy::Dense));
-    match (found_by.is_empty(), dense, other) {
+fn mode(results: &[RetrievalResult]) -> RetrievalMetadataMode {
+    let found_by = || results.iter().flat_map(|r| r.found_by.iter().flatten());
+    let dense = found_by().any(|f| *f == FoundBy::Dense);
+    let other = found_by().any(|f| *f != FoundBy::Dense);
+    match (results.is_empty(), dense, other) {
         (true, _, _) => RetrievalMetadataMode::None,
         (false, true, true) => RetrievalMetadataMode::Hybrid,
         (false, true, false) => RetrievalMetadataMode::Dense,
@@ -134,7 +133,7 @@ pub(crate) async fn answer(
 
     // The ranked path when a published build may answer; otherwise, or when it fails while
     // answering, the unranked scan with the reason.
-    let mut shaped: Vec<(RetrievalResult, Vec<FoundBy>)> = Vec::new();
+    let mut shaped: Vec<RetrievalResult> = Vec::new();
     let fallback = match choose(
         &state.data,
         &opened.resolved.root,
@@ -216,8 +215,8 @@ pub(crate) async fn answer(
                                     .collect();
                                 }
                             }
-                            shaped_hit.found_by = Some(hit.found_by.clone());
-                            shaped.push((shaped_hit, hit.found_by));
+                            shaped_hit.found_by = Some(hit.found_by);
+                            shaped.push(shaped_hit);
                         }
                         None
                     }
@@ -245,7 +244,7 @@ pub(crate) async fn answer(
         .await
         .map_err(|e| read_refusal(project, e))?;
         for item in &hits {
-            shaped.push((result(item, &now, TOOL)?, Vec::new()));
+            shaped.push(result(item, &now, TOOL)?);
         }
     }
 
@@ -257,18 +256,16 @@ pub(crate) async fn answer(
         .max(1);
     let mut used = 0u64;
     let total = shaped.len();
-    let mut kept_by: Vec<Vec<FoundBy>> = Vec::new();
-    for (hit, by) in shaped {
+    for hit in shaped {
         let cost = estimate_tokens(&priced_json(&serde_json::to_value(&hit).map_err(bad)?));
         if !response.results.is_empty() && used + cost > available {
             break;
         }
         used += cost;
         response.results.push(hit);
-        kept_by.push(by);
     }
     if fallback.is_none() {
-        response.retrieval.mode = mode(&kept_by);
+        response.retrieval.mode = mode(&response.results);
     }
     response.count = response.results.len() as i64;
     response.retrieval.used_tokens = used;
