@@ -53,6 +53,27 @@ impl Scratch {
         Scratch { dir }
     }
 
+    /// Runs the binary in this project with `data` as its data directory.
+    pub fn run(&self, data: &Path, args: &[&str]) -> std::process::Output {
+        std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .current_dir(self.dir.path())
+            .env("THEURIAN_DATA_DIR", data)
+            .args(args)
+            .output()
+            .expect("run")
+    }
+
+    /// Runs a `--json` command that must succeed and returns its answer.
+    pub fn ok(&self, data: &Path, args: &[&str]) -> serde_json::Value {
+        let out = self.run(data, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    }
+
     pub fn root(&self) -> std::path::PathBuf {
         self.dir.path().canonicalize().expect("canon")
     }

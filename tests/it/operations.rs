@@ -3,7 +3,6 @@
 //! lands nothing and leaves no pointer.
 
 use crate::migrate::{sha256, Scratch};
-use std::process::Command;
 
 /// Writes one migration with `ops` (YAML list items, indented two spaces) after a seed migration
 /// that creates `arch.seed` with a revision, applies with --allow-uncommitted, returns the error.
@@ -23,12 +22,10 @@ fn refusal_of(ops: &str) -> (i32, String) {
         &format!("apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000002\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\ndependsOn: [01K1AAAAAA0000000000000001]\noperations:\n{ops}"),
     );
     let data = tempfile::tempdir().expect("data");
-    let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
-        .current_dir(s.dir.path())
-        .env("THEURIAN_DATA_DIR", data.path())
-        .args(["--json", "migrate", "apply", "--allow-uncommitted"])
-        .output()
-        .expect("run");
+    let out = s.run(
+        data.path(),
+        &["--json", "migrate", "apply", "--allow-uncommitted"],
+    );
     assert!(
         !s.dir.path().join(".theurian/state/active.json").exists(),
         "a refused apply must not publish a pointer"
@@ -108,18 +105,10 @@ fn no_op_operations_apply_quietly() {
         "apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000002\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\noperations:\n  - {op: createItem, itemId: arch.seed, kind: domain, namespace: other, owner: someone}\n  - {op: removeRelation, sourceItemId: arch.a, relationType: depends_on, targetItemId: arch.b}\n  - {op: removeAlias, alias: arch.none}\n  - {op: removeEvidence, itemId: arch.seed, sourceUri: 'https://x'}\n  - {op: supersedeSpecification, specId: spec.none, supersededBy: spec.other}\n",
     );
     let data = tempfile::tempdir().expect("data");
-    let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
-        .current_dir(s.dir.path())
-        .env("THEURIAN_DATA_DIR", data.path())
-        .args(["--json", "migrate", "apply", "--allow-uncommitted"])
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = s.ok(
+        data.path(),
+        &["--json", "migrate", "apply", "--allow-uncommitted"],
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(
         v["operationsApplied"], 6,
         "the seed upsert and five no-ops all count"
@@ -142,26 +131,15 @@ fn status_lists_what_the_static_guards_would_refuse_and_apply_refuses_it() {
         "apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000002\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\noperations:\n  - {op: addAlias, alias: arch.seed, itemId: arch.other}\n",
     );
     let data = tempfile::tempdir().expect("data");
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_theurian"))
-            .current_dir(s.dir.path())
-            .env("THEURIAN_DATA_DIR", data.path())
-            .args(args)
-            .output()
-            .expect("run")
-    };
-    let out = run(&["--json", "migrate", "status"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = s.ok(data.path(), &["--json", "migrate", "status"]);
     assert_eq!(
         v["refusedIds"],
         serde_json::json!(["01K1AAAAAA0000000000000002"])
     );
-    let out = run(&["--json", "migrate", "apply", "--allow-uncommitted"]);
+    let out = s.run(
+        data.path(),
+        &["--json", "migrate", "apply", "--allow-uncommitted"],
+    );
     assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("also an item that is not deprecated"));
 }
@@ -207,21 +185,13 @@ fn permissive_moves_are_reported_by_validate_and_apply() {
         ),
     );
     let data = tempfile::tempdir().expect("data");
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_theurian"))
-            .current_dir(s.dir.path())
-            .env("THEURIAN_DATA_DIR", data.path())
-            .args(args)
-            .output()
-            .expect("run")
-    };
     let expected = serde_json::json!([{"migrationId": "01K1AAAAAA0000000000000002", "itemId": "arch.secret", "field": "sensitivity", "before": "confidential", "after": "internal", "undoes": "01K1AAAAAA0000000000000001", "kind": "lowers"}]);
-    let v: serde_json::Value =
-        serde_json::from_slice(&run(&["--json", "migrate", "validate"]).stdout).expect("json");
+    let v = s.ok(data.path(), &["--json", "migrate", "validate"]);
     assert_eq!(v["permissiveMoves"], expected);
-    let v: serde_json::Value =
-        serde_json::from_slice(&run(&["--json", "migrate", "apply", "--allow-uncommitted"]).stdout)
-            .expect("json");
+    let v = s.ok(
+        data.path(),
+        &["--json", "migrate", "apply", "--allow-uncommitted"],
+    );
     assert_eq!(v["permissiveMoves"], expected);
 
     // A set whose replay is refused still validates, and says why the report is missing.
@@ -238,14 +208,7 @@ fn permissive_moves_are_reported_by_validate_and_apply() {
         "second.yaml",
         &format!("apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000002\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\noperations:\n  - op: upsertRevision\n    itemId: arch.one\n    revisionId: 01K1AAAAAA00000000000000R2\n    contentFile: ../knowledge/two.md\n    contentSha256: {sha_two}\n    metadata: {{title: T, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, labels: [authored-in-theurian]}}\n"),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
-        .current_dir(s2.dir.path())
-        .env("THEURIAN_DATA_DIR", data.path())
-        .args(["--json", "migrate", "validate"])
-        .output()
-        .expect("run");
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = s2.ok(data.path(), &["--json", "migrate", "validate"]);
     assert_eq!(v["valid"], true);
     assert_eq!(v["permissiveMoves"], serde_json::Value::Null);
     assert!(v["permissiveMovesUnavailable"]
@@ -300,20 +263,7 @@ fn deprecations_restores_and_sensitivity_changes_feed_the_permissive_moves_repor
         ),
     );
     let data = tempfile::tempdir().expect("data");
-    let run = |args: &[&str]| -> serde_json::Value {
-        let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
-            .current_dir(s.dir.path())
-            .env("THEURIAN_DATA_DIR", data.path())
-            .args(args)
-            .output()
-            .expect("run");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("json")
-    };
+    let run = |args: &[&str]| s.ok(data.path(), args);
     let expected = serde_json::json!([
         {"migrationId": m3, "itemId": "arch.one", "field": "status", "before": "deprecated",
          "after": "approved", "undoes": m2, "kind": "undoes"},

@@ -28,6 +28,35 @@ fn search_body(result: &Value) -> Value {
     body
 }
 
+/// Gives items of a [`project_with`] repository new public, approved revisions in one committed
+/// and applied migration. Each entry is (its position in `project_with`, item id, new body).
+fn revise(repo: &Repo, items: &[(usize, &str, &str)]) {
+    let dir = repo.dir.path().join(".theurian");
+    let mut operations = String::new();
+    let mut after = Vec::new();
+    for (position, item, body) in items {
+        let n = position + 1;
+        let file = format!("{item}.v2.md");
+        std::fs::write(dir.join("knowledge").join(&file), body).expect("body");
+        operations.push_str(&format!(
+            "  - op: upsertRevision\n    itemId: {item}\n    revisionId: 01K1CCCCCC00000000000001{n:02}\n    expectedRevision: 01K1CCCCCC00000000000000{n:02}\n    contentFile: ../knowledge/{file}\n    contentSha256: {}\n    metadata: {{title: {item}, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, sensitivity: public, labels: [authored-in-theurian]}}\n",
+            sha256(body.as_bytes())
+        ));
+        after.push(format!("01K1BBBBBB00000000000000{n:02}"));
+    }
+    std::fs::write(
+        dir.join("migrations/01K1BBBBBB0000000000000099.yaml"),
+        format!(
+            "apiVersion: theurian.dev/v1\nid: 01K1BBBBBB0000000000000099\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\ndependsOn: [{}]\noperations:\n{operations}",
+            after.join(", ")
+        ),
+    )
+    .expect("migration");
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "new revisions"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+}
+
 /// A repository with one migration per (item, sensitivity, body), committed and applied.
 fn project_with(items: &[(&str, &str, &str)]) -> Repo {
     let repo = Repo::of(&shared().join("reference/worked-example"));
@@ -245,20 +274,14 @@ async fn a_stale_index_is_labelled_and_its_outdated_passages_are_gated_out() {
     let repo = project_with(&[("arch.retry", "public", "# Retry\n\nRetry with backoff.")]);
     repo.ok(&["--json", "index", "build"]);
     // A new revision of the same item: the index still holds the old passage.
-    let dir = repo.dir.path().join(".theurian");
-    let body = "# Retry\n\nNever retry non-idempotent writes.";
-    std::fs::write(dir.join("knowledge/arch.retry.v2.md"), body).expect("body");
-    std::fs::write(
-        dir.join("migrations/01K1BBBBBB0000000000000099.yaml"),
-        format!(
-            "apiVersion: theurian.dev/v1\nid: 01K1BBBBBB0000000000000099\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\ndependsOn: [01K1BBBBBB0000000000000001]\noperations:\n  - op: upsertRevision\n    itemId: arch.retry\n    revisionId: 01K1CCCCCC0000000000000099\n    expectedRevision: 01K1CCCCCC0000000000000001\n    contentFile: ../knowledge/arch.retry.v2.md\n    contentSha256: {}\n    metadata: {{title: arch.retry, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, sensitivity: public, labels: [authored-in-theurian]}}\n",
-            sha256(body.as_bytes())
-        ),
-    )
-    .expect("migration");
-    git(repo.dir.path(), &["add", "-A"]);
-    git(repo.dir.path(), &["commit", "-q", "-m", "v2"]);
-    repo.ok(&["--json", "migrate", "apply"]);
+    revise(
+        &repo,
+        &[(
+            0,
+            "arch.retry",
+            "# Retry\n\nNever retry non-idempotent writes.",
+        )],
+    );
     let daemon = daemon_for(&repo).await;
     let mut c = daemon.client();
     c.initialize().await;
@@ -696,26 +719,20 @@ async fn the_scan_below_three_characters_ranks_by_occurrences_and_skips_gated_ro
     repo.ok(&["--json", "index", "build"]);
     // New revisions of the three best matches after the build: their indexed passages no
     // longer match the canonical text, so the gate must drop them without spending a rank.
-    let dir = repo.dir.path().join(".theurian");
-    let mut operations = String::new();
-    for i in [67usize, 68, 69] {
-        let body = format!("# Section {i}\n\nRewritten without the needle.\n");
-        let file = format!("arch.s-{i:02}.v2.md");
-        std::fs::write(dir.join("knowledge").join(&file), &body).expect("body");
-        operations.push_str(&format!(
-            "  - op: upsertRevision\n    itemId: arch.s-{i:02}\n    revisionId: 01K1CCCCCC00000000000001{i:02}\n    expectedRevision: 01K1CCCCCC00000000000000{:02}\n    contentFile: ../knowledge/{file}\n    contentSha256: {}\n    metadata: {{title: arch.s-{i:02}, contentType: text/markdown, kind: architecture, namespace: t, status: approved, owner: o, sensitivity: public, labels: [authored-in-theurian]}}\n",
-            i + 1,
-            sha256(body.as_bytes())
-        ));
-    }
-    std::fs::write(
-        dir.join("migrations/01K1BBBBBB0000000000000099.yaml"),
-        format!("apiVersion: theurian.dev/v1\nid: 01K1BBBBBB0000000000000099\ncreatedAt: 2026-07-16T00:00:00Z\nauthor: t\ndependsOn: [01K1BBBBBB0000000000000068, 01K1BBBBBB0000000000000069, 01K1BBBBBB0000000000000070]\noperations:\n{operations}"),
-    )
-    .expect("migration");
-    git(repo.dir.path(), &["add", "-A"]);
-    git(repo.dir.path(), &["commit", "-q", "-m", "v2"]);
-    repo.ok(&["--json", "migrate", "apply"]);
+    let rewritten: Vec<(usize, String, String)> = (67..70)
+        .map(|i| {
+            (
+                i,
+                format!("arch.s-{i:02}"),
+                format!("# Section {i}\n\nRewritten without the needle.\n"),
+            )
+        })
+        .collect();
+    let rewritten: Vec<(usize, &str, &str)> = rewritten
+        .iter()
+        .map(|(i, id, body)| (*i, id.as_str(), body.as_str()))
+        .collect();
+    revise(&repo, &rewritten);
 
     let daemon = daemon_for(&repo).await;
     let mut c = daemon.client();
