@@ -491,6 +491,22 @@ async fn a_withdrawal_purges_its_passages_into_a_derived_build() {
         .iter()
         .filter(|p| p.live)
         .all(|p| p.item_id != "arch.gone"));
+    // The withdrawn text is gone from the derived build's passage table itself, while the
+    // kept passage still reads back (the copied table held both).
+    let derived_dir = dir.join(format!("state/theurian-index-{new_id}"));
+    let table = std::fs::read(derived_dir.join("passages.bin")).expect("passage table");
+    let holds = |needle: &[u8]| table.windows(needle.len()).any(|w| w == needle);
+    assert!(!holds(b"Retry forever without limits"));
+    assert!(!holds(b"arch.gone"));
+    assert!(holds(b"Retry with backoff"));
+    let first_dir = dir.join(format!(
+        "state/theurian-index-{}",
+        first["indexBuildId"].as_str().expect("id")
+    ));
+    let before = std::fs::read(first_dir.join("passages.bin")).expect("first table");
+    assert!(before
+        .windows(b"Retry forever without limits".len())
+        .any(|w| w == b"Retry forever without limits"));
     let daemon = daemon_for(&repo).await;
     let mut c = daemon.client();
     c.initialize().await;
@@ -654,6 +670,23 @@ fn concurrent_first_opens_share_one_copy_and_embeddings_load_on_demand() {
         idx.embeddings().expect("embeddings").len(),
         idx.passages.len() * dimension
     );
+
+    // Each chunk is found by its id, and a revision's chunks together, from the mapped table.
+    for seq in 0..idx.passages.len() {
+        let p = idx.passage(seq);
+        assert_eq!(idx.seq_of_chunk(p.chunk_id), Some(seq));
+        assert!(idx.revision_passages(p.revision_id).contains(&seq));
+    }
+    assert_eq!(idx.seq_of_chunk("no-such-chunk#0"), None);
+    assert!(idx.revision_passages("no-such-revision").is_empty());
+
+    // A damaged passage table is refused when opened, naming the file.
+    let table = dir.join(theurian_core::index::passages::PASSAGES_FILE);
+    let whole = std::fs::read(&table).expect("table");
+    std::fs::write(&table, &whole[..whole.len() - 1]).expect("cut");
+    let refused = theurian_core::index::open::OpenIndex::open(&dir).expect_err("refused");
+    assert!(refused.contains("passages.bin"), "{refused}");
+    std::fs::write(&table, &whole).expect("restore");
 
     // A build whose vectors do not match its passages is refused when opened, not at the
     // first dense search.

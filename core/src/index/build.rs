@@ -130,6 +130,7 @@ pub async fn build(
         register(&index);
         let mut writer: IndexWriter = index.writer(50_000_000).map_err(index_error)?;
         let mut vectors: Vec<u8> = Vec::new();
+        let mut table = super::passages::TableWriter::default();
         let mut seq = 0u64;
         let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
         let total = items.len();
@@ -161,6 +162,16 @@ pub async fn build(
             }
             for c in chunks {
                 let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
+                table.push(super::passages::NewPassage {
+                    chunk_id: &chunk_id,
+                    item_id: &item.item_id,
+                    revision_id: &item.revision_id,
+                    served_sha: &sha,
+                    status: &item.status,
+                    sensitivity: &item.sensitivity,
+                    heading: &c.heading,
+                    text: &c.text,
+                });
                 writer
                     .add_document(doc!(
                         f.chunk_id => chunk_id,
@@ -213,6 +224,10 @@ pub async fn build(
         if !options.no_embeddings {
             write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
         }
+        let table_path = building.join(super::passages::PASSAGES_FILE);
+        table
+            .write(&building)
+            .map_err(|e| CoreError::io("write", &table_path, &e))?;
         info.write(&building)?;
         let nodes = if options.raptor {
             let forest = super::raptor::build_forest(&documents);

@@ -9,6 +9,7 @@ pub mod chunk;
 pub mod embed;
 pub mod fields;
 pub mod open;
+pub mod passages;
 pub mod pointer;
 pub mod purge;
 pub mod raptor;

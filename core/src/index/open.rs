@@ -1,73 +1,16 @@
-//! An opened index build: the tantivy reader, the passages' stored fields held in memory by
-//! `seq`, the document → `seq` map per segment, and (on the first dense search) the embeddings.
-//! Opened once per build and shared across requests.
+//! An opened index build: the tantivy reader, the mapped passage table, the document → `seq`
+//! map per segment, and (on the first dense search) the embeddings. Opened once per build and
+//! shared across requests.
 
 use super::embed::DIMENSION;
 use super::fields::{register, schema, Fields};
+pub use super::passages::Passage;
+use super::passages::PassageTable;
 use super::pointer::{BuildInfo, EMBEDDINGS_FILE, FORMAT_VERSION};
 use super::raptor::{Forest, FOREST_FILE, NODES_DIR};
 use std::collections::HashMap;
 use std::path::Path;
-use tantivy::schema::Value;
-use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, TantivyDocument};
-
-/// One passage, as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Passage {
-    pub chunk_id: String,
-    pub item_id: String,
-    pub revision_id: String,
-    pub served_sha: String,
-    pub status: String,
-    pub sensitivity: String,
-    pub heading: String,
-    pub text: String,
-    /// Heading and text are pure ASCII, so the exact-substring check may lowercase them the
-    /// cheap way.
-    pub ascii: bool,
-    /// False for a passage a withdrawal purge deleted (its `seq` slot stays, empty).
-    pub live: bool,
-}
-
-impl Passage {
-    /// Whether this passage contains one of `needles` (lowercase, no line breaks) in its
-    /// lowercased `heading + "\n" + text`. On an all-ASCII passage ASCII lowercasing is the
-    /// same thing, done in a reused buffer instead of a fresh Unicode-aware copy.
-    pub fn contains_folded(&self, needles: &[String]) -> bool {
-        thread_local! {
-            static FOLDED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-        }
-        let search = |folded: &str| needles.iter().any(|n| folded.contains(n.as_str()));
-        if !self.ascii {
-            return search(&format!("{}\n{}", self.heading, self.text).to_lowercase());
-        }
-        FOLDED.with(|buffer| {
-            let mut folded = buffer.borrow_mut();
-            folded.clear();
-            folded.push_str(&self.heading);
-            folded.push('\n');
-            folded.push_str(&self.text);
-            folded.make_ascii_lowercase();
-            search(&folded)
-        })
-    }
-
-    /// The empty slot of a passage a purge deleted.
-    fn purged() -> Passage {
-        Passage {
-            chunk_id: String::new(),
-            item_id: String::new(),
-            revision_id: String::new(),
-            served_sha: String::new(),
-            status: String::new(),
-            sensitivity: String::new(),
-            heading: String::new(),
-            text: String::new(),
-            ascii: true,
-            live: false,
-        }
-    }
-}
+use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy};
 
 /// A build ready to search.
 pub struct OpenIndex {
@@ -76,9 +19,9 @@ pub struct OpenIndex {
     pub fields: Fields,
     pub index: Index,
     /// Every passage, by `seq`.
-    pub passages: Vec<Passage>,
-    /// Per segment ordinal, doc id → `seq`.
-    seqs: Vec<Vec<u64>>,
+    pub passages: PassageTable,
+    /// Per segment ordinal, doc id → `seq` (`u32::MAX` for a document without one).
+    seqs: Vec<Vec<u32>>,
     /// Whether the build has embeddings (not built with --no-embeddings).
     pub has_embeddings: bool,
     embeddings_path: std::path::PathBuf,
@@ -88,15 +31,14 @@ pub struct OpenIndex {
     pub forest: Option<Forest>,
     /// Reader over the node texts (same fields as passages; `seq` = node position).
     pub nodes: Option<IndexReader>,
-    /// Passage number by chunk id.
-    pub by_chunk: HashMap<String, usize>,
-    /// Live passage numbers by revision id, in passage order.
-    pub by_revision: HashMap<String, Vec<usize>>,
     /// Forest node position by node id (empty without a forest).
     pub node_position: HashMap<String, usize>,
     /// Each passage's place in chunk-id order, so rank ties break on an integer compare
     /// instead of a string compare inside every sort.
     chunk_order: Vec<u32>,
+    /// Passage numbers in chunk-id order: a chunk id (or a revision's chunks) is found by
+    /// binary search, without a map holding a second copy of every id.
+    by_chunk_id: Vec<u32>,
 }
 
 impl std::fmt::Debug for OpenIndex {
@@ -121,14 +63,22 @@ impl OpenIndex {
         let index = Index::open_in_dir(dir).map_err(|e| e.to_string())?;
         register(&index);
         let (_, fields) = schema();
-        // The passages' stored fields are held in memory (read by `read_passages`); nothing
-        // reads this reader's doc store, so it keeps no decompressed blocks around.
+        // Passages are read from the mapped table, never from this reader's doc store, so it
+        // keeps no decompressed blocks around.
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .doc_store_cache_num_blocks(0)
             .try_into()
             .map_err(|e| e.to_string())?;
+        let passages = PassageTable::open(dir)?;
+        if passages.len() != info.chunks {
+            return Err(format!(
+                "the passage table holds {} passages where build.json counts {}",
+                passages.len(),
+                info.chunks
+            ));
+        }
         let searcher = reader.searcher();
         let mut seqs = Vec::new();
         for segment in searcher.segment_readers() {
@@ -138,17 +88,15 @@ impl OpenIndex {
                 .map_err(|e| e.to_string())?;
             seqs.push(
                 (0..segment.max_doc())
-                    .map(|d| column.first(d).unwrap_or(u64::MAX))
+                    .map(|d| {
+                        column
+                            .first(d)
+                            .filter(|s| (*s as usize) < passages.len())
+                            .map_or(u32::MAX, |s| s as u32)
+                    })
                     .collect(),
             );
         }
-        let total = searcher.num_docs() as usize;
-        let passages = read_passages(dir, &fields, info.chunks.max(total))?;
-        // Slots a withdrawal purge emptied stay, so embeddings keep their positions.
-        let passages: Vec<Passage> = passages
-            .into_iter()
-            .map(|p| p.unwrap_or_else(Passage::purged))
-            .collect();
         // Only `useDense` searches read the embeddings, so they are loaded on the first one;
         // their size is checked now, so a build that cannot answer one is refused at open.
         let embeddings_path = dir.join(EMBEDDINGS_FILE);
@@ -179,29 +127,19 @@ impl OpenIndex {
             }
             None => None,
         };
-        let by_chunk = passages
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.live)
-            .map(|(i, p)| (p.chunk_id.clone(), i))
-            .collect();
-        let mut by_revision: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, p) in passages.iter().enumerate().filter(|(_, p)| p.live) {
-            by_revision
-                .entry(p.revision_id.clone())
-                .or_default()
-                .push(i);
-        }
         let node_position = forest
             .iter()
             .flat_map(|f| f.nodes.iter().enumerate())
             .map(|(i, n)| (n.node_id.clone(), i))
             .collect();
-        let mut by_id: Vec<usize> = (0..passages.len()).collect();
-        by_id.sort_by(|a, b| passages[*a].chunk_id.cmp(&passages[*b].chunk_id));
+        let mut by_chunk_id: Vec<u32> = (0..passages.len() as u32).collect();
+        by_chunk_id.sort_by(|a, b| {
+            let (a, b) = (passages.get(*a as usize), passages.get(*b as usize));
+            a.chunk_id.cmp(b.chunk_id)
+        });
         let mut chunk_order = vec![0u32; passages.len()];
-        for (place, seq) in by_id.into_iter().enumerate() {
-            chunk_order[seq] = place as u32;
+        for (place, seq) in by_chunk_id.iter().enumerate() {
+            chunk_order[*seq as usize] = place as u32;
         }
         Ok(OpenIndex {
             info,
@@ -215,10 +153,9 @@ impl OpenIndex {
             embeddings: std::sync::OnceLock::new(),
             forest,
             nodes,
-            by_chunk,
-            by_revision,
             node_position,
             chunk_order,
+            by_chunk_id,
         })
     }
 
@@ -233,7 +170,42 @@ impl OpenIndex {
             .seqs
             .get(address.segment_ord as usize)?
             .get(address.doc_id as usize)?;
-        (seq != u64::MAX).then_some(seq as usize)
+        (seq != u32::MAX).then_some(seq as usize)
+    }
+
+    /// Passage `seq` ([`Passage::EMPTY`] past the end).
+    pub fn passage(&self, seq: usize) -> Passage<'_> {
+        self.passages.get(seq)
+    }
+
+    /// The live passage whose chunk id is `chunk_id`.
+    pub fn seq_of_chunk(&self, chunk_id: &str) -> Option<usize> {
+        let at = self
+            .by_chunk_id
+            .partition_point(|s| self.passages.get(*s as usize).chunk_id < chunk_id);
+        let seq = *self.by_chunk_id.get(at)? as usize;
+        let p = self.passages.get(seq);
+        (p.live && p.chunk_id == chunk_id).then_some(seq)
+    }
+
+    /// The live passages of `revision_id`, in passage order. A build names a revision's chunks
+    /// `<revision id>#<ordinal>`, so they sit together in chunk-id order.
+    pub fn revision_passages(&self, revision_id: &str) -> Vec<usize> {
+        let prefix = format!("{revision_id}#");
+        let from = self
+            .by_chunk_id
+            .partition_point(|s| self.passages.get(*s as usize).chunk_id < prefix.as_str());
+        let mut seqs: Vec<usize> = self.by_chunk_id[from..]
+            .iter()
+            .map(|s| *s as usize)
+            .take_while(|s| self.passages.get(*s).chunk_id.starts_with(&prefix))
+            .filter(|s| {
+                let p = self.passages.get(*s);
+                p.live && p.revision_id == revision_id
+            })
+            .collect();
+        seqs.sort_unstable();
+        seqs
     }
 
     /// Every passage's embedding, `DIMENSION` floats per `seq` (read from disk on first use;
@@ -260,58 +232,6 @@ impl OpenIndex {
 /// The size of the embeddings file for `passages` passages (little-endian f32s).
 fn embedding_bytes(passages: usize) -> usize {
     passages * DIMENSION * 4
-}
-
-/// Every passage's stored fields by `seq` (None for a slot no live document fills), read
-/// through an index opened only for this: when it is dropped its maps of the doc store go with
-/// it, so the compressed store does not stay resident beside the copy held in memory.
-fn read_passages(
-    dir: &Path,
-    fields: &Fields,
-    slots: usize,
-) -> Result<Vec<Option<Passage>>, String> {
-    let index = Index::open_in_dir(dir).map_err(|e| e.to_string())?;
-    let reader: IndexReader = index
-        .reader_builder()
-        .reload_policy(ReloadPolicy::Manual)
-        .doc_store_cache_num_blocks(0)
-        .try_into()
-        .map_err(|e: tantivy::TantivyError| e.to_string())?;
-    let searcher = reader.searcher();
-    let mut passages: Vec<Option<Passage>> = vec![None; slots];
-    for segment in searcher.segment_readers() {
-        // In stored order, each compressed block decompressed once.
-        let store = segment.get_store_reader(0).map_err(|e| e.to_string())?;
-        for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
-            let doc = doc.map_err(|e| e.to_string())?;
-            let text = |f| {
-                doc.get_first(f)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            let seq = doc
-                .get_first(fields.seq)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(u64::MAX) as usize;
-            if let Some(slot) = passages.get_mut(seq) {
-                let (heading, body) = (text(fields.heading), text(fields.text));
-                *slot = Some(Passage {
-                    chunk_id: text(fields.chunk_id),
-                    item_id: text(fields.item_id),
-                    revision_id: text(fields.revision_id),
-                    served_sha: text(fields.served_sha),
-                    status: text(fields.status),
-                    sensitivity: text(fields.sensitivity),
-                    ascii: heading.is_ascii() && body.is_ascii(),
-                    heading,
-                    text: body,
-                    live: true,
-                });
-            }
-        }
-    }
-    Ok(passages)
 }
 
 /// Opened builds by directory. A published build never changes (a new build is a new
@@ -364,43 +284,9 @@ fn replace_siblings<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::{replace_siblings, Passage};
+    use super::replace_siblings;
     use std::collections::HashMap;
     use std::path::{Path, PathBuf};
-
-    fn passage(heading: &str, text: &str) -> Passage {
-        Passage {
-            heading: heading.into(),
-            text: text.into(),
-            ascii: heading.is_ascii() && text.is_ascii(),
-            live: true,
-            ..Passage::purged()
-        }
-    }
-
-    #[test]
-    fn the_exact_check_matches_the_lowercased_passage_either_way() {
-        let check = |p: &Passage, needles: &[&str]| {
-            let needles: Vec<String> = needles.iter().map(|n| n.to_string()).collect();
-            p.contains_folded(&needles)
-        };
-        let plain = passage("State Hash", "The DAEMON token lives here.");
-        assert!(check(&plain, &["daemon"]));
-        assert!(check(&plain, &["state"]));
-        assert!(
-            !check(&plain, &["hashthe"]),
-            "no match across heading and text"
-        );
-        assert!(!check(&plain, &["école"]));
-        let accented = passage("Règles", "L'ÉCOLE est fermée.");
-        assert!(!accented.ascii);
-        assert!(
-            check(&accented, &["école"]),
-            "Unicode lowercase on a non-ASCII passage"
-        );
-        assert!(check(&accented, &["règles"]));
-        assert!(!check(&accented, &["ouverte"]));
-    }
 
     #[test]
     fn a_newer_build_replaces_its_siblings_but_not_other_projects() {

@@ -5,6 +5,7 @@
 //! the withdrawn text and its term statistics out of the index itself.
 
 use super::open::OpenIndex;
+use super::passages::{NewPassage, PassageTable, TableWriter};
 use super::pointer::{BuildInfo, IndexPointer};
 use crate::datadir::DataDir;
 use crate::store::provenance;
@@ -109,7 +110,7 @@ pub async fn purge(
     let held = opened
         .passages
         .iter()
-        .filter(|p| p.live && doomed.contains(&p.revision_id))
+        .filter(|p| p.live && doomed.contains(p.revision_id))
         .count();
     drop(opened);
     if held == 0 {
@@ -152,6 +153,27 @@ fn derive(
     }
     writer.commit().map_err(|e| e.to_string())?;
     writer.wait_merging_threads().map_err(|e| e.to_string())?;
+    // The copied passage table still holds the withdrawn text; it is rewritten with those
+    // slots emptied (kept, so every other passage keeps its `seq`).
+    let source = PassageTable::open(dir)?;
+    let mut table = TableWriter::default();
+    for p in source.iter() {
+        if p.live && !doomed.contains(p.revision_id) {
+            table.push(NewPassage {
+                chunk_id: p.chunk_id,
+                item_id: p.item_id,
+                revision_id: p.revision_id,
+                served_sha: p.served_sha,
+                status: p.status,
+                sensitivity: p.sensitivity,
+                heading: p.heading,
+                text: &p.text(),
+            });
+        } else {
+            table.push_empty();
+        }
+    }
+    table.write(&building).map_err(|e| e.to_string())?;
     let mut info = BuildInfo::read(&building).ok_or("build.json is unreadable")?;
     info.index_build_id = new_id.clone();
     info.write(&building).map_err(|e| e.message)?;

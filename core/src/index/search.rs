@@ -59,7 +59,7 @@ pub struct Request<'a> {
 #[derive(Debug, Clone)]
 pub struct Hit<'i> {
     pub row: Arc<GateRow>,
-    pub passage: &'i str,
+    pub passage: std::borrow::Cow<'i, str>,
     pub fused_score: f64,
     pub found_by: Vec<FoundBy>,
 }
@@ -198,7 +198,7 @@ fn page(
     req: &Request<'_>,
     matcher: &dyn Query,
     depth: usize,
-    keep: &dyn Fn(&Passage) -> bool,
+    keep: &dyn Fn(Passage<'_>) -> bool,
 ) -> Result<(Vec<usize>, bool), SearchError> {
     // The scope only narrows anything when the build holds drafts a caller did not ask for:
     // `choose` already requires the build's sensitivities to equal the grant, and an
@@ -227,7 +227,7 @@ fn page(
         scored
             .into_iter()
             .map(|(_, q)| q)
-            .filter(|q| keep(&idx.passages[*q]))
+            .filter(|q| keep(idx.passage(*q)))
             .collect(),
         exhausted,
     ))
@@ -254,15 +254,12 @@ fn scan(idx: &OpenIndex, req: &Request<'_>, terms: &[String]) -> Result<Vec<usiz
         .passages
         .iter()
         .enumerate()
-        .filter(|(_, p)| {
-            req.statuses.contains(&p.status.as_str())
-                && req.visible.contains(&p.sensitivity.as_str())
-        })
+        .filter(|(_, p)| req.statuses.contains(&p.status) && req.visible.contains(&p.sensitivity))
         .filter_map(|(seq, p)| {
             let score: usize = finders
                 .iter()
                 .map(|(finder, len)| {
-                    (finder.find_iter(&p.text).count() + finder.find_iter(&p.heading).count()) * len
+                    (finder.find_iter(p.text).count() + finder.find_iter(p.heading).count()) * len
                 })
                 .sum();
             (score > 0).then_some((score, seq))
@@ -287,7 +284,7 @@ impl<'a> Gate<'a> {
         let mut ids: Vec<&'a str> = Vec::new();
         let mut listed: FxHashSet<&'a str> = FxHashSet::default();
         for s in seqs {
-            let id = idx.passages[*s].item_id.as_str();
+            let id = idx.passage(*s).item_id;
             if !self.items.contains_key(id) && listed.insert(id) {
                 ids.push(id);
             }
@@ -311,8 +308,8 @@ impl<'a> Gate<'a> {
             .iter()
             .copied()
             .filter(|s| {
-                let p = &idx.passages[*s];
-                matches!(self.items.get(p.item_id.as_str()), Some(Some(r)) if r.view.revision_id == p.revision_id && r.served_sha == p.served_sha)
+                let p = idx.passage(*s);
+                matches!(self.items.get(p.item_id), Some(Some(r)) if r.view.revision_id == p.revision_id && r.served_sha == p.served_sha)
             })
             .collect())
     }
@@ -320,7 +317,7 @@ impl<'a> Gate<'a> {
     fn valid(&self, seq: usize) -> bool {
         match (
             &self.req.valid_at,
-            self.items.get(self.idx.passages[seq].item_id.as_str()),
+            self.items.get(self.idx.passage(seq).item_id),
         ) {
             (Some(moment), Some(Some(row))) => {
                 let v = &row.view;
@@ -436,11 +433,9 @@ fn summary(
     while let Some((i, score)) = stack.pop() {
         let node = &forest.nodes[i];
         for chunk in &node.child_chunks {
-            if let Some(&seq) = idx.by_chunk.get(chunk) {
-                let p = &idx.passages[seq];
-                if req.statuses.contains(&p.status.as_str())
-                    && req.visible.contains(&p.sensitivity.as_str())
-                {
+            if let Some(seq) = idx.seq_of_chunk(chunk) {
+                let p = idx.passage(seq);
+                if req.statuses.contains(&p.status) && req.visible.contains(&p.sensitivity) {
                     let best = leaves.entry(seq).or_insert(score);
                     *best = best.max(score);
                 }
@@ -486,7 +481,7 @@ pub async fn ranked<'i>(
         ));
     }
     if let Some(q) = trigram.as_deref() {
-        let exact = |p: &Passage| p.contains_folded(&needles);
+        let exact = |p: Passage<'_>| p.contains_folded(&needles);
         rankings.push((
             SUBSTRING,
             visible_ranking(&mut gate, |d| page(idx, req, q, d, &exact)).await?,
@@ -520,9 +515,8 @@ pub async fn ranked<'i>(
         let vectors = idx.embeddings().map_err(SearchError::Index)?;
         let mut scored: Vec<(f64, usize)> = (0..idx.passages.len())
             .filter(|s| {
-                let p = &idx.passages[*s];
-                req.statuses.contains(&p.status.as_str())
-                    && req.visible.contains(&p.sensitivity.as_str())
+                let p = idx.passage(*s);
+                req.statuses.contains(&p.status) && req.visible.contains(&p.sensitivity)
             })
             .filter_map(|s| {
                 let v = vectors.get(s * DIMENSION..(s + 1) * DIMENSION)?;
@@ -559,16 +553,16 @@ pub async fn ranked<'i>(
     let mut seen_items: FxHashSet<&str> = FxHashSet::default();
     let mut hits = Vec::new();
     for (seq, score, by) in ordered {
-        let p = &idx.passages[seq];
-        if !seen_items.insert(p.item_id.as_str()) {
+        let p = idx.passage(seq);
+        if !seen_items.insert(p.item_id) {
             continue;
         }
-        let Some(Some(row)) = gate.items.get(p.item_id.as_str()) else {
+        let Some(Some(row)) = gate.items.get(p.item_id) else {
             continue;
         };
         hits.push(Hit {
             row: row.clone(),
-            passage: p.text.as_str(),
+            passage: p.text(),
             fused_score: (score * 1e6).round() / 1e6,
             found_by: RETRIEVERS
                 .iter()

@@ -185,24 +185,22 @@ pub(crate) async fn answer(
                             let mut item = hit.item().clone();
                             item.anchors = anchors.remove(&item.revision_id).unwrap_or_default();
                             let mut shaped_hit = result(&item, &now, TOOL)?;
-                            shaped_hit.excerpt = Excerpt(excerpt(hit.passage));
+                            shaped_hit.excerpt = Excerpt(excerpt(&hit.passage));
                             shaped_hit.fused_score = Some(hit.fused_score);
                             if let Some(forest) = &idx.forest {
-                                let chunks: Vec<&theurian_core::index::open::Passage> = idx
-                                    .by_revision
-                                    .get(&item.revision_id)
+                                let chunks: Vec<theurian_core::index::open::Passage> = idx
+                                    .revision_passages(&item.revision_id)
                                     .into_iter()
-                                    .flatten()
-                                    .map(|&i| &idx.passages[i])
+                                    .map(|i| idx.passage(i))
                                     .collect();
                                 if let Some(first) = chunks.first() {
                                     let ids: Vec<&str> =
-                                        chunks.iter().map(|p| p.chunk_id.as_str()).collect();
+                                        chunks.iter().map(|p| p.chunk_id).collect();
                                     shaped_hit.raptor_path = theurian_core::index::raptor::path(
                                         forest,
                                         &ids,
-                                        &first.status,
-                                        &first.sensitivity,
+                                        first.status,
+                                        first.sensitivity,
                                     )
                                     .into_iter()
                                     .filter_map(|(node_id, level, title)| {
