@@ -14,6 +14,7 @@ use jsonschema::paths::LocationSegment;
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// Deepest nesting accepted, counting the arguments object as level 1.
 pub const MAX_NESTING: usize = 32;
@@ -22,10 +23,15 @@ pub const MAX_NODES: usize = 100_000;
 /// Most characters of content accepted, summed over every string, key and number.
 pub const MAX_CONTENT_CHARS: usize = 12 * 1024 * 1024;
 
-/// Compiled validators for every tool's input and response schema.
+/// Compiled validators for every tool's input schema, and for response schemas once asked.
+///
+/// Every call is checked against its input schema, so those compile when the seat is made.
+/// Responses are checked only by tests and tools that audit answers; compiling them on first
+/// use keeps their validators (about as much heap again as the inputs') out of a daemon that
+/// never asks.
 pub struct Seat {
     inputs: HashMap<ToolId, Validator>,
-    responses: HashMap<ToolId, Validator>,
+    responses: HashMap<ToolId, OnceLock<Result<Validator, String>>>,
 }
 
 /// A schema under `schemas/` that does not compile: the build itself is broken.
@@ -52,13 +58,13 @@ pub fn compile(path: &str) -> Result<Validator, SeatError> {
 }
 
 impl Seat {
-    /// Compiles every tool's schemas. Fails only if the embedded schema set is broken.
+    /// Compiles every tool's input schema. Fails only if the embedded schema set is broken.
     pub fn new() -> Result<Self, SeatError> {
         let mut inputs = HashMap::new();
         let mut responses = HashMap::new();
         for t in &TOOLS {
             inputs.insert(t.id, compile(t.input_schema)?);
-            responses.insert(t.id, compile(t.response_schema)?);
+            responses.insert(t.id, OnceLock::new());
         }
         Ok(Seat { inputs, responses })
     }
@@ -142,7 +148,10 @@ impl Seat {
         let validator = self
             .responses
             .get(&tool)
-            .ok_or_else(|| "no response schema".to_owned())?;
+            .ok_or_else(|| "no response schema".to_owned())?
+            .get_or_init(|| compile(tool.spec().response_schema).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)?;
         match first_error(validator, response) {
             None => Ok(()),
             Some((location, detail)) => Err(format!(

@@ -399,3 +399,20 @@ async fn capabilities_flags_follow_the_registrations() {
     }
     daemon.shutdown().await;
 }
+
+#[test]
+fn every_response_schema_compiles_when_first_checked() {
+    // The seat compiles response validators on first use; each must compile, so a check of a
+    // non-object reports a schema failure at the root, never a broken schema.
+    let seat = Seat::new().expect("seat");
+    for t in &theurian_protocol::tools::TOOLS {
+        let err = seat
+            .check_response(t.id, &json!("not an object"))
+            .expect_err(t.name);
+        assert!(
+            err.starts_with(&format!("{} response at", t.name)),
+            "{}: {err}",
+            t.name
+        );
+    }
+}
