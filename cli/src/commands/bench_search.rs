@@ -13,7 +13,7 @@ use theurian_core::datadir::DataDir;
 use theurian_core::gitdir::Repo;
 use theurian_core::index::build::{build, BuildOptions};
 use theurian_core::index::open::OpenIndex;
-use theurian_core::index::pointer::{build_dir, IndexPointer};
+use theurian_core::index::pointer::{build_dir, BuildInfo, IndexPointer, FORMAT_VERSION};
 use theurian_core::index::search::{ranked, Request};
 use theurian_core::knowledge::{read, APPROVED_ONLY};
 use theurian_core::migrate::MigrationSet;
@@ -228,8 +228,12 @@ pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, C
     runtime.block_on(pipeline::apply(&data, &project, &set))?;
 
     let state_dir = root.join(".theurian/state");
+    // A kept build is reused only if this version reads its layout; otherwise it is rebuilt.
     let kept_index = IndexPointer::read(&state_dir).filter(|p| {
-        reuse && p.state_hash == set.state_hash && build_dir(&state_dir, &p.index_build_id).is_dir()
+        reuse
+            && p.state_hash == set.state_hash
+            && BuildInfo::read(&build_dir(&state_dir, &p.index_build_id))
+                .is_some_and(|info| info.format_version == FORMAT_VERSION)
     });
     let (build_seconds, build_id, chunks) = match kept_index {
         Some(p) => (None, p.index_build_id, Value::Null),

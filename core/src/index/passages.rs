@@ -8,10 +8,14 @@
 //! drop and re-read, opening costs a check of the record table, and a passage is a handful of
 //! slices into the map.
 //!
-//! Layout, little-endian: the magic `THRNPSG1`, the passage count (u64), one 44-byte record per
-//! passage in `seq` order — the offset of its first string in the string area (u64), the byte
-//! lengths of its eight strings (u32 each, in [`Passage`] field order), flags (u32: bit 0 live,
-//! bit 1 all-ASCII) — then the string area. A record's strings are stored back to back.
+//! Layout, little-endian: the magic `THRNPSG1`, the passage count (u64), the label area's length
+//! (u64); one 52-byte record per passage in `seq` order — where its labels start in the label
+//! area (u64), where its text starts in the text area (u64), the byte lengths of its eight
+//! strings (u32 each, in [`Passage`] field order), flags (u32: bit 0 live, bit 1 all-ASCII);
+//! then the label area (each passage's seven short strings back to back), then the text area.
+//! Labels and texts are kept apart so the work that reads every passage's ids (the chunk-id
+//! order at open, the gate) touches a few hundred bytes per passage, and a passage's text is
+//! read only when a search needs it.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -22,9 +26,11 @@ use tantivy::directory::{Directory, MmapDirectory, OwnedBytes};
 pub const PASSAGES_FILE: &str = "passages.bin";
 
 const MAGIC: &[u8; 8] = b"THRNPSG1";
-const HEADER: usize = 16;
+const HEADER: usize = 24;
 const STRINGS: usize = 8;
-const RECORD: usize = 8 + 4 * STRINGS + 4;
+/// The text is the last string; the ones before it are labels.
+const LABELS: usize = STRINGS - 1;
+const RECORD: usize = 8 + 8 + 4 * STRINGS + 4;
 const LIVE: u32 = 1;
 const ASCII: u32 = 2;
 
@@ -111,7 +117,8 @@ pub struct NewPassage<'a> {
 #[derive(Debug, Default)]
 pub struct TableWriter {
     records: Vec<u8>,
-    strings: Vec<u8>,
+    labels: Vec<u8>,
+    texts: Vec<u8>,
     count: u64,
 }
 
@@ -142,13 +149,20 @@ impl TableWriter {
 
     fn push_raw(&mut self, fields: [&[u8]; STRINGS], flags: u32) {
         self.records
-            .extend_from_slice(&(self.strings.len() as u64).to_le_bytes());
-        for f in fields {
+            .extend_from_slice(&(self.labels.len() as u64).to_le_bytes());
+        self.records
+            .extend_from_slice(&(self.texts.len() as u64).to_le_bytes());
+        for (i, f) in fields.into_iter().enumerate() {
             // A passage is at most a few thousand characters and ids are short; a field past
             // 4 GiB cannot come out of the chunker, and is cut rather than wrapped if it did.
             let len = f.len().min(u32::MAX as usize);
             self.records.extend_from_slice(&(len as u32).to_le_bytes());
-            self.strings.extend_from_slice(&f[..len]);
+            let area = if i < LABELS {
+                &mut self.labels
+            } else {
+                &mut self.texts
+            };
+            area.extend_from_slice(&f[..len]);
         }
         self.records.extend_from_slice(&flags.to_le_bytes());
         self.count += 1;
@@ -171,8 +185,10 @@ impl TableWriter {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
         out.write_all(MAGIC)?;
         out.write_all(&self.count.to_le_bytes())?;
+        out.write_all(&(self.labels.len() as u64).to_le_bytes())?;
         out.write_all(&self.records)?;
-        out.write_all(&self.strings)?;
+        out.write_all(&self.labels)?;
+        out.write_all(&self.texts)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()
     }
@@ -182,6 +198,9 @@ impl TableWriter {
 pub struct PassageTable {
     bytes: OwnedBytes,
     count: usize,
+    /// Where the label area starts, and where the text area starts.
+    labels_at: usize,
+    texts_at: usize,
 }
 
 impl std::fmt::Debug for PassageTable {
@@ -212,23 +231,41 @@ impl PassageTable {
             return Err(damaged("it does not start with the passage table's magic"));
         }
         let count = u64_at(data, 8).unwrap_or(u64::MAX);
-        let strings_at = usize::try_from(count)
+        let labels_len = u64_at(data, 16).unwrap_or(u64::MAX);
+        let labels_at = usize::try_from(count)
             .ok()
             .and_then(|c| c.checked_mul(RECORD))
             .and_then(|r| r.checked_add(HEADER))
             .filter(|end| *end <= data.len())
             .ok_or_else(|| damaged("the record table is longer than the file"))?;
+        let texts_at = usize::try_from(labels_len)
+            .ok()
+            .and_then(|l| l.checked_add(labels_at))
+            .filter(|end| *end <= data.len())
+            .ok_or_else(|| damaged("the label area is longer than the file"))?;
         let table = PassageTable {
             count: count as usize,
+            labels_at,
+            texts_at,
             bytes,
         };
-        let area = table.bytes.len() - strings_at;
+        let (labels_room, texts_room) = (
+            (texts_at - labels_at) as u64,
+            (table.bytes.len() - texts_at) as u64,
+        );
         for seq in 0..table.count {
-            let (start, lens, _) = table.record(seq);
-            let total: u64 = lens.iter().map(|l| u64::from(*l)).sum();
-            if start.checked_add(total).is_none_or(|end| end > area as u64) {
+            let (label_start, text_start, lens, _) = table.record(seq);
+            let labels: u64 = lens[..LABELS].iter().map(|l| u64::from(*l)).sum();
+            let text = u64::from(lens[LABELS]);
+            if label_start
+                .checked_add(labels)
+                .is_none_or(|end| end > labels_room)
+                || text_start
+                    .checked_add(text)
+                    .is_none_or(|end| end > texts_room)
+            {
                 return Err(damaged(&format!(
-                    "passage {seq} reaches past the end of the file"
+                    "passage {seq} reaches past the end of its area"
                 )));
             }
         }
@@ -245,47 +282,52 @@ impl PassageTable {
         self.count == 0
     }
 
-    fn strings_at(&self) -> usize {
-        HEADER + self.count * RECORD
-    }
-
-    /// The record of `seq` (which `open` checked lies in the file): start, lengths, flags.
-    fn record(&self, seq: usize) -> (u64, [u32; STRINGS], u32) {
+    /// The record of `seq` (which `open` checked lies in the file): label start, text start,
+    /// lengths, flags.
+    fn record(&self, seq: usize) -> (u64, u64, [u32; STRINGS], u32) {
         let data = self.bytes.as_slice();
         let at = HEADER + seq * RECORD;
-        let start = u64_at(data, at).unwrap_or(0);
+        let label_start = u64_at(data, at).unwrap_or(0);
+        let text_start = u64_at(data, at + 8).unwrap_or(0);
         let mut lens = [0u32; STRINGS];
         for (i, len) in lens.iter_mut().enumerate() {
-            *len = u32_at(data, at + 8 + 4 * i).unwrap_or(0);
+            *len = u32_at(data, at + 16 + 4 * i).unwrap_or(0);
         }
-        let flags = u32_at(data, at + 8 + 4 * STRINGS).unwrap_or(0);
-        (start, lens, flags)
+        let flags = u32_at(data, at + 16 + 4 * STRINGS).unwrap_or(0);
+        (label_start, text_start, lens, flags)
     }
 
-    /// Passage `seq`, or [`Passage::EMPTY`] for a slot the table does not hold. A short field
-    /// that is not UTF-8 (a damaged file) reads as empty, which no gate row matches.
+    /// Passage `seq`, or [`Passage::EMPTY`] for a slot the table does not hold. A label that
+    /// is not UTF-8 (a damaged file) reads as empty, which no gate row matches.
     pub fn get(&self, seq: usize) -> Passage<'_> {
         if seq >= self.count {
             return Passage::EMPTY;
         }
-        let (start, lens, flags) = self.record(seq);
-        let area = &self.bytes.as_slice()[self.strings_at()..];
-        let mut at = start as usize;
-        let mut fields: [&[u8]; STRINGS] = [b""; STRINGS];
-        for (field, len) in fields.iter_mut().zip(lens) {
+        let (label_start, text_start, lens, flags) = self.record(seq);
+        let data = self.bytes.as_slice();
+        let labels = data.get(self.labels_at..self.texts_at).unwrap_or_default();
+        let mut at = label_start as usize;
+        let mut label: [&str; LABELS] = [""; LABELS];
+        for (field, len) in label.iter_mut().zip(lens) {
             let end = at + len as usize;
-            *field = area.get(at..end).unwrap_or_default();
+            *field = utf8(labels.get(at..end).unwrap_or_default());
             at = end;
         }
+        let texts = data.get(self.texts_at..).unwrap_or_default();
+        let text_start = text_start as usize;
+        let text = texts
+            .get(text_start..text_start + lens[LABELS] as usize)
+            .unwrap_or_default();
+        let [chunk_id, item_id, revision_id, served_sha, status, sensitivity, heading] = label;
         Passage {
-            chunk_id: utf8(fields[0]),
-            item_id: utf8(fields[1]),
-            revision_id: utf8(fields[2]),
-            served_sha: utf8(fields[3]),
-            status: utf8(fields[4]),
-            sensitivity: utf8(fields[5]),
-            heading: utf8(fields[6]),
-            text: fields[7],
+            chunk_id,
+            item_id,
+            revision_id,
+            served_sha,
+            status,
+            sensitivity,
+            heading,
+            text,
             ascii: flags & ASCII != 0,
             live: flags & LIVE != 0,
         }
@@ -392,10 +434,16 @@ mod tests {
         w.write(dir.path()).expect("write");
         let path = dir.path().join(PASSAGES_FILE);
         let whole = std::fs::read(&path).expect("read");
-        // Cut inside the string area: the record now reaches past the end.
+        // Cut inside the text area: the record now reaches past the end.
         std::fs::write(&path, &whole[..whole.len() - 3]).expect("cut");
         let err = PassageTable::open(dir.path()).expect_err("refused");
         assert!(err.contains("passage 0 reaches past the end"), "{err}");
+        // A label area longer than the file.
+        let mut long = whole.clone();
+        long[16..24].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        std::fs::write(&path, &long).expect("write");
+        let err = PassageTable::open(dir.path()).expect_err("refused");
+        assert!(err.contains("label area is longer"), "{err}");
         // A count larger than the file.
         let mut big = whole.clone();
         big[8..16].copy_from_slice(&(1u64 << 40).to_le_bytes());
