@@ -490,7 +490,7 @@ async fn a_withdrawal_purges_its_passages_into_a_derived_build() {
         .passages
         .iter()
         .filter(|p| p.live)
-        .all(|p| p.item_id != "arch.gone"));
+        .all(|p| p.item_id() != "arch.gone"));
     // The withdrawn text is gone from the derived build's passage table itself, while the
     // kept passage still reads back (the copied table held both).
     let derived_dir = dir.join(format!("state/theurian-index-{new_id}"));
@@ -674,8 +674,8 @@ fn concurrent_first_opens_share_one_copy_and_embeddings_load_on_demand() {
     // Each chunk is found by its id, and a revision's chunks together, from the mapped table.
     for seq in 0..idx.passages.len() {
         let p = idx.passage(seq);
-        assert_eq!(idx.seq_of_chunk(p.chunk_id), Some(seq));
-        assert!(idx.revision_passages(p.revision_id).contains(&seq));
+        assert_eq!(idx.seq_of_chunk(p.chunk_id()), Some(seq));
+        assert!(idx.revision_passages(p.revision_id()).contains(&seq));
     }
     assert_eq!(idx.seq_of_chunk("no-such-chunk#0"), None);
     assert!(idx.revision_passages("no-such-revision").is_empty());

@@ -135,7 +135,7 @@ impl OpenIndex {
         let mut by_chunk_id: Vec<u32> = (0..passages.len() as u32).collect();
         by_chunk_id.sort_by(|a, b| {
             let (a, b) = (passages.get(*a as usize), passages.get(*b as usize));
-            a.chunk_id.cmp(b.chunk_id)
+            a.chunk_id().cmp(b.chunk_id())
         });
         let mut chunk_order = vec![0u32; passages.len()];
         for (place, seq) in by_chunk_id.iter().enumerate() {
@@ -182,10 +182,10 @@ impl OpenIndex {
     pub fn seq_of_chunk(&self, chunk_id: &str) -> Option<usize> {
         let at = self
             .by_chunk_id
-            .partition_point(|s| self.passages.get(*s as usize).chunk_id < chunk_id);
+            .partition_point(|s| self.passages.get(*s as usize).chunk_id() < chunk_id);
         let seq = *self.by_chunk_id.get(at)? as usize;
         let p = self.passages.get(seq);
-        (p.live && p.chunk_id == chunk_id).then_some(seq)
+        (p.live && p.chunk_id() == chunk_id).then_some(seq)
     }
 
     /// The live passages of `revision_id`, in passage order. A build names a revision's chunks
@@ -194,14 +194,14 @@ impl OpenIndex {
         let prefix = format!("{revision_id}#");
         let from = self
             .by_chunk_id
-            .partition_point(|s| self.passages.get(*s as usize).chunk_id < prefix.as_str());
+            .partition_point(|s| self.passages.get(*s as usize).chunk_id() < prefix.as_str());
         let mut seqs: Vec<usize> = self.by_chunk_id[from..]
             .iter()
             .map(|s| *s as usize)
-            .take_while(|s| self.passages.get(*s).chunk_id.starts_with(&prefix))
+            .take_while(|s| self.passages.get(*s).chunk_id().starts_with(&prefix))
             .filter(|s| {
                 let p = self.passages.get(*s);
-                p.live && p.revision_id == revision_id
+                p.live && p.revision_id() == revision_id
             })
             .collect();
         seqs.sort_unstable();

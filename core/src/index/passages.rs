@@ -34,17 +34,14 @@ const RECORD: usize = 8 + 8 + 4 * STRINGS + 4;
 const LIVE: u32 = 1;
 const ASCII: u32 = 2;
 
-/// One passage, borrowed from the table. The short fields are text; the passage text stays
-/// bytes until something needs it as text, so a scan over every passage does not validate it.
+/// One passage, borrowed from the table. Its labels are read (and checked as UTF-8) only when
+/// asked for, one at a time: the gate wants three of seven, a scan two, and this sits on every
+/// search's hot path. The text stays bytes until something needs it as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Passage<'a> {
-    pub chunk_id: &'a str,
-    pub item_id: &'a str,
-    pub revision_id: &'a str,
-    pub served_sha: &'a str,
-    pub status: &'a str,
-    pub sensitivity: &'a str,
-    pub heading: &'a str,
+    /// The seven labels back to back, in accessor order.
+    labels: &'a [u8],
+    lens: [u32; LABELS],
     /// The passage text as stored (UTF-8 unless the file was damaged after it was written).
     pub text: &'a [u8],
     /// Heading and text are pure ASCII, so the exact-substring check may fold them bytewise.
@@ -57,17 +54,48 @@ pub struct Passage<'a> {
 impl<'a> Passage<'a> {
     /// The empty slot: a purged passage, or a `seq` the table does not hold.
     pub const EMPTY: Passage<'static> = Passage {
-        chunk_id: "",
-        item_id: "",
-        revision_id: "",
-        served_sha: "",
-        status: "",
-        sensitivity: "",
-        heading: "",
+        labels: b"",
+        lens: [0; LABELS],
         text: b"",
         ascii: true,
         live: false,
     };
+
+    /// Label `i`; one that is not UTF-8 (a damaged file) reads as empty, which no gate row
+    /// matches.
+    fn label(&self, i: usize) -> &'a str {
+        let start: usize = self.lens[..i].iter().map(|l| *l as usize).sum();
+        let end = start + self.lens[i] as usize;
+        utf8(self.labels.get(start..end).unwrap_or_default())
+    }
+
+    pub fn chunk_id(&self) -> &'a str {
+        self.label(0)
+    }
+
+    pub fn item_id(&self) -> &'a str {
+        self.label(1)
+    }
+
+    pub fn revision_id(&self) -> &'a str {
+        self.label(2)
+    }
+
+    pub fn served_sha(&self) -> &'a str {
+        self.label(3)
+    }
+
+    pub fn status(&self) -> &'a str {
+        self.label(4)
+    }
+
+    pub fn sensitivity(&self) -> &'a str {
+        self.label(5)
+    }
+
+    pub fn heading(&self) -> &'a str {
+        self.label(6)
+    }
 
     /// The passage text; bytes that are not UTF-8 (a damaged file) read as U+FFFD.
     pub fn text(&self) -> Cow<'a, str> {
@@ -82,13 +110,13 @@ impl<'a> Passage<'a> {
             static FOLDED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         if !self.ascii {
-            let folded = format!("{}\n{}", self.heading, self.text()).to_lowercase();
+            let folded = format!("{}\n{}", self.heading(), self.text()).to_lowercase();
             return needles.iter().any(|n| folded.contains(n.as_str()));
         }
         FOLDED.with(|buffer| {
             let mut folded = buffer.borrow_mut();
             folded.clear();
-            folded.extend_from_slice(self.heading.as_bytes());
+            folded.extend_from_slice(self.heading().as_bytes());
             folded.push(b'\n');
             folded.extend_from_slice(self.text);
             folded.make_ascii_lowercase();
@@ -305,29 +333,16 @@ impl PassageTable {
         }
         let (label_start, text_start, lens, flags) = self.record(seq);
         let data = self.bytes.as_slice();
-        let labels = data.get(self.labels_at..self.texts_at).unwrap_or_default();
-        let mut at = label_start as usize;
-        let mut label: [&str; LABELS] = [""; LABELS];
-        for (field, len) in label.iter_mut().zip(lens) {
-            let end = at + len as usize;
-            *field = utf8(labels.get(at..end).unwrap_or_default());
-            at = end;
-        }
-        let texts = data.get(self.texts_at..).unwrap_or_default();
-        let text_start = text_start as usize;
-        let text = texts
-            .get(text_start..text_start + lens[LABELS] as usize)
-            .unwrap_or_default();
-        let [chunk_id, item_id, revision_id, served_sha, status, sensitivity, heading] = label;
+        let mut label_lens = [0u32; LABELS];
+        label_lens.copy_from_slice(&lens[..LABELS]);
+        let label_start = self.labels_at + label_start as usize;
+        let label_end = label_start + label_lens.iter().map(|l| *l as usize).sum::<usize>();
+        let text_start = self.texts_at + text_start as usize;
+        let text_end = text_start + lens[LABELS] as usize;
         Passage {
-            chunk_id,
-            item_id,
-            revision_id,
-            served_sha,
-            status,
-            sensitivity,
-            heading,
-            text,
+            labels: data.get(label_start..label_end).unwrap_or_default(),
+            lens: label_lens,
+            text: data.get(text_start..text_end).unwrap_or_default(),
             ascii: flags & ASCII != 0,
             live: flags & LIVE != 0,
         }
@@ -384,8 +399,27 @@ mod tests {
         assert_eq!(t.len(), 3);
         let first = t.get(0);
         assert_eq!(
-            (first.item_id, first.heading, first.text()),
-            ("arch.one", "State Hash", "The DAEMON token.".into())
+            (
+                first.chunk_id(),
+                first.item_id(),
+                first.revision_id(),
+                first.served_sha()
+            ),
+            ("r1#0", "arch.one", "r1", "ab")
+        );
+        assert_eq!(
+            (
+                first.status(),
+                first.sensitivity(),
+                first.heading(),
+                first.text()
+            ),
+            (
+                "approved",
+                "internal",
+                "State Hash",
+                "The DAEMON token.".into()
+            )
         );
         assert!(first.live && first.ascii);
         assert_eq!(t.get(1), Passage::EMPTY);

@@ -110,7 +110,7 @@ pub async fn purge(
     let held = opened
         .passages
         .iter()
-        .filter(|p| p.live && doomed.contains(p.revision_id))
+        .filter(|p| p.live && doomed.contains(p.revision_id()))
         .count();
     drop(opened);
     if held == 0 {
@@ -158,15 +158,15 @@ fn derive(
     let source = PassageTable::open(dir)?;
     let mut table = TableWriter::default();
     for p in source.iter() {
-        if p.live && !doomed.contains(p.revision_id) {
+        if p.live && !doomed.contains(p.revision_id()) {
             table.push(NewPassage {
-                chunk_id: p.chunk_id,
-                item_id: p.item_id,
-                revision_id: p.revision_id,
-                served_sha: p.served_sha,
-                status: p.status,
-                sensitivity: p.sensitivity,
-                heading: p.heading,
+                chunk_id: p.chunk_id(),
+                item_id: p.item_id(),
+                revision_id: p.revision_id(),
+                served_sha: p.served_sha(),
+                status: p.status(),
+                sensitivity: p.sensitivity(),
+                heading: p.heading(),
                 text: &p.text(),
             });
         } else {

@@ -254,12 +254,14 @@ fn scan(idx: &OpenIndex, req: &Request<'_>, terms: &[String]) -> Result<Vec<usiz
         .passages
         .iter()
         .enumerate()
-        .filter(|(_, p)| req.statuses.contains(&p.status) && req.visible.contains(&p.sensitivity))
+        .filter(|(_, p)| {
+            req.statuses.contains(&p.status()) && req.visible.contains(&p.sensitivity())
+        })
         .filter_map(|(seq, p)| {
             let score: usize = finders
                 .iter()
                 .map(|(finder, len)| {
-                    (finder.find_iter(p.text).count() + finder.find_iter(p.heading).count()) * len
+                    (finder.find_iter(p.text).count() + finder.find_iter(p.heading()).count()) * len
                 })
                 .sum();
             (score > 0).then_some((score, seq))
@@ -284,7 +286,7 @@ impl<'a> Gate<'a> {
         let mut ids: Vec<&'a str> = Vec::new();
         let mut listed: FxHashSet<&'a str> = FxHashSet::default();
         for s in seqs {
-            let id = idx.passage(*s).item_id;
+            let id = idx.passage(*s).item_id();
             if !self.items.contains_key(id) && listed.insert(id) {
                 ids.push(id);
             }
@@ -309,7 +311,7 @@ impl<'a> Gate<'a> {
             .copied()
             .filter(|s| {
                 let p = idx.passage(*s);
-                matches!(self.items.get(p.item_id), Some(Some(r)) if r.view.revision_id == p.revision_id && r.served_sha == p.served_sha)
+                matches!(self.items.get(p.item_id()), Some(Some(r)) if r.view.revision_id == p.revision_id() && r.served_sha == p.served_sha())
             })
             .collect())
     }
@@ -317,7 +319,7 @@ impl<'a> Gate<'a> {
     fn valid(&self, seq: usize) -> bool {
         match (
             &self.req.valid_at,
-            self.items.get(self.idx.passage(seq).item_id),
+            self.items.get(self.idx.passage(seq).item_id()),
         ) {
             (Some(moment), Some(Some(row))) => {
                 let v = &row.view;
@@ -435,7 +437,7 @@ fn summary(
         for chunk in &node.child_chunks {
             if let Some(seq) = idx.seq_of_chunk(chunk) {
                 let p = idx.passage(seq);
-                if req.statuses.contains(&p.status) && req.visible.contains(&p.sensitivity) {
+                if req.statuses.contains(&p.status()) && req.visible.contains(&p.sensitivity()) {
                     let best = leaves.entry(seq).or_insert(score);
                     *best = best.max(score);
                 }
@@ -516,7 +518,7 @@ pub async fn ranked<'i>(
         let mut scored: Vec<(f64, usize)> = (0..idx.passages.len())
             .filter(|s| {
                 let p = idx.passage(*s);
-                req.statuses.contains(&p.status) && req.visible.contains(&p.sensitivity)
+                req.statuses.contains(&p.status()) && req.visible.contains(&p.sensitivity())
             })
             .filter_map(|s| {
                 let v = vectors.get(s * DIMENSION..(s + 1) * DIMENSION)?;
@@ -554,10 +556,10 @@ pub async fn ranked<'i>(
     let mut hits = Vec::new();
     for (seq, score, by) in ordered {
         let p = idx.passage(seq);
-        if !seen_items.insert(p.item_id) {
+        if !seen_items.insert(p.item_id()) {
             continue;
         }
-        let Some(Some(row)) = gate.items.get(p.item_id) else {
+        let Some(Some(row)) = gate.items.get(p.item_id()) else {
             continue;
         };
         hits.push(Hit {

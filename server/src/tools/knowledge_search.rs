@@ -195,12 +195,12 @@ pub(crate) async fn answer(
                                     .collect();
                                 if let Some(first) = chunks.first() {
                                     let ids: Vec<&str> =
-                                        chunks.iter().map(|p| p.chunk_id).collect();
+                                        chunks.iter().map(|p| p.chunk_id()).collect();
                                     shaped_hit.raptor_path = theurian_core::index::raptor::path(
                                         forest,
                                         &ids,
-                                        first.status,
-                                        first.sensitivity,
+                                        first.status(),
+                                        first.sensitivity(),
                                     )
                                     .into_iter()
                                     .filter_map(|(node_id, level, title)| {
