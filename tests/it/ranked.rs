@@ -728,6 +728,13 @@ fn a_build_is_published_as_one_segment() {
         built["chunks"].as_u64().expect("chunks") as usize
     );
     assert_eq!(idx.reader.searcher().segment_readers().len(), 1);
+    // The text is served from the passage table; the doc store does not hold a second copy.
+    let schema = idx.index.schema();
+    for field in [idx.fields.text, idx.fields.heading] {
+        assert!(!schema.get_field_entry(field).is_stored());
+    }
+    assert!(schema.get_field_entry(idx.fields.chunk_id).is_stored());
+    assert!(idx.passage(0).text().contains("Retry budget"));
 }
 
 #[tokio::test]

@@ -181,8 +181,6 @@ pub async fn build(
                         f.status => item.status.as_str(),
                         f.sensitivity => item.sensitivity.as_str(),
                         f.kind => item.kind.as_str(),
-                        f.heading => c.heading.as_str(),
-                        f.text => c.text.as_str(),
                         f.words => format!("{}\n{}", c.heading, c.text),
                         f.trigrams => format!("{}\n{}", c.heading, c.text),
                         f.seq => seq,

@@ -264,7 +264,6 @@ pub fn write(dir: &Path, forest: &Forest) -> Result<(), String> {
                 f.chunk_id => n.node_id.as_str(),
                 f.status => n.status.as_str(),
                 f.sensitivity => n.sensitivity.as_str(),
-                f.text => n.text.as_str(),
                 f.words => n.text.as_str(),
                 f.trigrams => n.text.as_str(),
                 f.seq => seq as u64,
