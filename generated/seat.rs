@@ -26,9 +26,8 @@ pub const MAX_CONTENT_CHARS: usize = 12 * 1024 * 1024;
 /// Compiled validators for every tool's input schema, and for response schemas once asked.
 ///
 /// Every call is checked against its input schema, so those compile when the seat is made.
-/// Responses are checked only by tests and tools that audit answers; compiling them on first
-/// use keeps their validators (about as much heap again as the inputs') out of a daemon that
-/// never asks.
+/// Responses are checked only by tests; compiling them on first use keeps their validators
+/// (about as much heap again as the inputs') out of the daemon.
 pub struct Seat {
     inputs: HashMap<ToolId, Validator>,
     responses: HashMap<ToolId, OnceLock<Result<Validator, String>>>,

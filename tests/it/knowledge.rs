@@ -2,7 +2,7 @@
 //! against projects applied by the real CLI into real SQLite files.
 
 use crate::migrate_apply::Repo;
-use crate::support::{shared, Daemon};
+use crate::support::{item_ids, shared, Daemon};
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
 use theurian_protocol::seat::Seat;
@@ -81,12 +81,7 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     );
     assert_eq!(r["snapshotId"], DOGFOOD_HASH);
     assert_eq!(r["stale"], Value::Null);
-    let ids: Vec<&str> = search["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .filter_map(|h| h["itemId"].as_str())
-        .collect();
+    let ids = item_ids(&search);
     assert!(!ids.is_empty());
     let mut sorted = ids.clone();
     sorted.sort();

@@ -2,7 +2,7 @@
 
 use crate::migrate::sha256;
 use crate::migrate_apply::{git, Repo};
-use crate::support::{shared, Daemon};
+use crate::support::{item_ids, shared, Daemon};
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
 use theurian_protocol::seat::Seat;
@@ -418,12 +418,7 @@ async fn a_build_with_drafts_ranks_them_only_for_callers_who_ask() {
         )
         .await,
     );
-    let ids: Vec<&str> = approved["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .filter_map(|h| h["itemId"].as_str())
-        .collect();
+    let ids = item_ids(&approved);
     assert_eq!(ids, ["arch.approved"]);
     assert_eq!(approved["retrieval"]["indexesUnapproved"], true);
     let all = search_body(
@@ -518,12 +513,7 @@ async fn a_withdrawal_purges_its_passages_into_a_derived_build() {
         .await,
     );
     assert_eq!(s["retrieval"]["indexBuildId"], new_id.as_str());
-    let ids: Vec<&str> = s["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .filter_map(|h| h["itemId"].as_str())
-        .collect();
+    let ids = item_ids(&s);
     assert_eq!(ids, ["arch.keep"]);
     daemon.shutdown().await;
     // Nothing withdrawn: nothing to do.
@@ -563,12 +553,7 @@ async fn the_gate_drops_passages_whose_canonical_text_no_longer_matches() {
         .await,
     );
     assert_eq!(s["retrieval"]["indexed"], true);
-    let ids: Vec<&str> = s["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .filter_map(|h| h["itemId"].as_str())
-        .collect();
+    let ids = item_ids(&s);
     assert_eq!(ids, ["arch.two"]);
     daemon.shutdown().await;
 }
@@ -784,12 +769,7 @@ async fn the_scan_below_three_characters_ranks_by_occurrences_and_skips_gated_ro
         )
         .await,
     );
-    let ids: Vec<&str> = s["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .filter_map(|r| r["itemId"].as_str())
-        .collect();
+    let ids = item_ids(&s);
     let expected: Vec<String> = (17..=66).rev().map(|i| format!("arch.s-{i:02}")).collect();
     assert_eq!(ids, expected, "most occurrences first, gated rows skipped");
     assert_eq!(s["results"][0]["foundBy"], json!(["substring"]));

@@ -155,6 +155,16 @@ impl Client {
 }
 
 /// A JSON body, or the last `data:` event of an SSE body.
+/// The `itemId` of each result of a `knowledge.search` answer, in order.
+pub fn item_ids(body: &Value) -> Vec<&str> {
+    body["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|h| h["itemId"].as_str())
+        .collect()
+}
+
 pub fn parse_body(text: &str) -> Value {
     if text.trim_start().starts_with('{') {
         return serde_json::from_str(text).expect("json body");

@@ -196,16 +196,6 @@ impl TableWriter {
         self.count += 1;
     }
 
-    /// Passages appended so far.
-    pub fn len(&self) -> usize {
-        self.count as usize
-    }
-
-    /// Whether nothing was appended.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
     /// Writes the table to `dir`, flushed to disk before returning.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         let path = dir.join(PASSAGES_FILE);

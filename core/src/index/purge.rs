@@ -112,11 +112,18 @@ pub async fn purge(
         .iter()
         .filter(|p| p.live && doomed.contains(p.revision_id()))
         .count();
-    drop(opened);
     if held == 0 {
         return report("nothing-to-purge");
     }
-    match derive(data, root, &state_dir, &dir, &pointer, &doomed) {
+    match derive(
+        data,
+        root,
+        &state_dir,
+        &dir,
+        &opened.passages,
+        &pointer,
+        &doomed,
+    ) {
         Ok(new_id) => {
             json!({"published": true, "indexBuildId": new_id, "removed": held, "reason": null, "failed": false, "remedy": null})
         }
@@ -138,6 +145,7 @@ fn derive(
     root: &Path,
     state_dir: &Path,
     dir: &Path,
+    source: &PassageTable,
     pointer: &IndexPointer,
     doomed: &BTreeSet<String>,
 ) -> Result<String, String> {
@@ -155,7 +163,6 @@ fn derive(
     writer.wait_merging_threads().map_err(|e| e.to_string())?;
     // The copied passage table still holds the withdrawn text; it is rewritten with those
     // slots emptied (kept, so every other passage keeps its `seq`).
-    let source = PassageTable::open(dir)?;
     let mut table = TableWriter::default();
     for p in source.iter() {
         if p.live && !doomed.contains(p.revision_id()) {
