@@ -57,6 +57,15 @@ fn revise(repo: &Repo, items: &[(usize, &str, &str)]) {
     repo.ok(&["--json", "migrate", "apply"]);
 }
 
+/// [`project_with`] for generated items: (item id, body) pairs, all at one sensitivity.
+fn project_of(bodies: &[(String, String)], sensitivity: &str) -> Repo {
+    let items: Vec<(&str, &str, &str)> = bodies
+        .iter()
+        .map(|(id, body)| (id.as_str(), sensitivity, body.as_str()))
+        .collect();
+    project_with(&items)
+}
+
 /// A repository with one migration per (item, sensitivity, body), committed and applied.
 fn project_with(items: &[(&str, &str, &str)]) -> Repo {
     let repo = Repo::of(&shared().join("reference/worked-example"));
@@ -696,11 +705,7 @@ fn a_build_is_published_as_one_segment() {
             )
         })
         .collect();
-    let items: Vec<(&str, &str, &str)> = bodies
-        .iter()
-        .map(|(id, body)| (id.as_str(), "internal", body.as_str()))
-        .collect();
-    let repo = project_with(&items);
+    let repo = project_of(&bodies, "internal");
     let built = repo.ok(&["--json", "index", "build"]);
     let id = built["indexBuildId"].as_str().expect("build id");
     let dir = repo
@@ -736,11 +741,7 @@ async fn the_scan_below_three_characters_ranks_by_occurrences_and_skips_gated_ro
             )
         })
         .collect();
-    let items: Vec<(&str, &str, &str)> = bodies
-        .iter()
-        .map(|(id, body)| (id.as_str(), "public", body.as_str()))
-        .collect();
-    let repo = project_with(&items);
+    let repo = project_of(&bodies, "public");
     repo.ok(&["--json", "index", "build"]);
     // New revisions of the three best matches after the build: their indexed passages no
     // longer match the canonical text, so the gate must drop them without spending a rank.
