@@ -111,9 +111,14 @@ def main():
         sh(["bash", os.path.join(PEER, "run-reference.sh"), project, "17419"])
     data = tempfile.mkdtemp(prefix="theurian-side-")
     env = dict(os.environ, THEURIAN_DATA_DIR=data)
+    # Both implementations keep derived state under the project's .theurian/state/ and name
+    # their active index alike: ours serves a clone, or its build would replace the pointer the
+    # reference reads and the reference would answer from its unranked fallback scan.
+    clone = os.path.join(data, name)
+    sh(["git", "clone", "-q", project, clone])
     for cmd in (["project", "register", "--project-id", name], ["migrate", "apply"], ["index", "build"]):
-        sh([a.ours, "--json", *cmd], cwd=project, env=env)
-    sh([a.ours, "daemon", "start", "--port", "17420"], cwd=project, env=env)
+        sh([a.ours, "--json", *cmd], cwd=clone, env=env)
+    sh([a.ours, "daemon", "start", "--port", "17420"], cwd=clone, env=env)
     ours_pid = json.loads(sh([a.ours, "--json", "daemon", "status"], env=env))["pid"]
     ref_pid = None
     if not a.ours_only:

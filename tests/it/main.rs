@@ -7,6 +7,7 @@
 //! * `schema_agreement`: our schemas against the reference's, structurally.
 //! * `generated`: the committed generated source against what the build produces.
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
+//! * `parity`: our lexical and substring rankings against SQLite FTS5's bm25, row for row.
 
 mod candidate;
 mod cli;
@@ -21,6 +22,7 @@ mod load;
 mod migrate;
 mod migrate_apply;
 mod operations;
+mod parity;
 mod proposals;
 mod ranked;
 mod review;

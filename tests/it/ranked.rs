@@ -58,7 +58,7 @@ fn revise(repo: &Repo, items: &[(usize, &str, &str)]) {
 }
 
 /// [`project_with`] for generated items: (item id, body) pairs, all at one sensitivity.
-fn project_of(bodies: &[(String, String)], sensitivity: &str) -> Repo {
+pub(crate) fn project_of(bodies: &[(String, String)], sensitivity: &str) -> Repo {
     let items: Vec<(&str, &str, &str)> = bodies
         .iter()
         .map(|(id, body)| (id.as_str(), sensitivity, body.as_str()))

@@ -182,7 +182,7 @@ pub async fn build(
                         f.sensitivity => item.sensitivity.as_str(),
                         f.kind => item.kind.as_str(),
                         f.words => format!("{}\n{}", c.heading, c.text),
-                        f.trigrams => format!("{}\n{}", c.heading, c.text),
+                        f.runs => format!("{}\n{}", c.heading, c.text),
                         f.seq => seq,
                     ))
                     .map_err(index_error)?;
@@ -202,6 +202,7 @@ pub async fn build(
             writer.merge(&segments).wait().map_err(index_error)?;
         }
         writer.wait_merging_threads().map_err(index_error)?;
+        super::runs::write_vocabulary(&index, f.runs, &building).map_err(index_error)?;
         let info = BuildInfo {
             format_version: FORMAT_VERSION,
             index_build_id: build_id.clone(),

@@ -29,6 +29,8 @@ pub struct Fields {
     pub words: Field,
     pub trigrams: Field,
     pub seq: Field,
+    /// Each passage's whitespace runs, case-folded ([`super::runs`]): the substring retriever.
+    pub runs: Field,
 }
 
 /// The schema and its field handles.
@@ -61,6 +63,14 @@ pub fn schema() -> (Schema, Fields) {
         words: b.add_text_field("words", words),
         trigrams: b.add_text_field("trigrams", trigrams),
         seq: b.add_u64_field("seq", STORED | FAST),
+        runs: b.add_text_field(
+            "runs",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(super::runs::RUNS)
+                    .set_index_option(IndexRecordOption::WithFreqs),
+            ),
+        ),
     };
     (b.build(), fields)
 }
@@ -84,8 +94,12 @@ pub fn trigram_analyzer() -> TextAnalyzer {
     }
 }
 
-/// Registers both analyzers on `index`.
+/// Registers the analyzers on `index`.
 pub fn register(index: &Index) {
     index.tokenizers().register(WORDS, word_analyzer());
     index.tokenizers().register(TRIGRAMS, trigram_analyzer());
+    index.tokenizers().register(
+        super::runs::RUNS,
+        TextAnalyzer::from(super::runs::RunTokenizer::default()),
+    );
 }

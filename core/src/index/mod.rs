@@ -1,9 +1,11 @@
 //! The retrieval index: passages of every servable revision in a tantivy index (a word field
-//! for BM25, a trigram field for substring recall, filter fields), with the passage table
+//! and a whitespace-run field, ranked with the reference's bm25; filter fields), with the run
+//! vocabulary (`runs.bin`), the passage table
 //! (`passages.bin`: each passage's ids, labels and text, memory-mapped) and the hashed
 //! character-trigram embeddings beside it, one directory per build, published by swapping
 //! `.theurian/state/active-index.json`.
 
+pub mod bm25;
 pub mod build;
 pub mod choose;
 pub mod chunk;
@@ -11,7 +13,9 @@ pub mod embed;
 pub mod fields;
 pub mod open;
 pub mod passages;
+pub mod phrases;
 pub mod pointer;
 pub mod purge;
 pub mod raptor;
+pub mod runs;
 pub mod search;

@@ -8,6 +8,7 @@ pub use super::passages::Passage;
 use super::passages::PassageTable;
 use super::pointer::{BuildInfo, EMBEDDINGS_FILE, FORMAT_VERSION};
 use super::raptor::{Forest, FOREST_FILE, NODES_DIR};
+use super::runs::Vocabulary;
 use std::collections::HashMap;
 use std::path::Path;
 use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy};
@@ -20,6 +21,8 @@ pub struct OpenIndex {
     pub index: Index,
     /// Every passage, by `seq`.
     pub passages: PassageTable,
+    /// The whitespace runs of every passage, for the substring retriever.
+    pub runs: Vocabulary,
     /// Per segment ordinal, doc id → `seq` (`u32::MAX` for a document without one).
     seqs: Vec<Vec<u32>>,
     /// Whether the build has embeddings (not built with --no-embeddings).
@@ -79,6 +82,7 @@ impl OpenIndex {
                 info.chunks
             ));
         }
+        let runs = Vocabulary::open(dir)?;
         let searcher = reader.searcher();
         let mut seqs = Vec::new();
         for segment in searcher.segment_readers() {
@@ -147,6 +151,7 @@ impl OpenIndex {
             fields,
             index,
             passages,
+            runs,
             seqs,
             has_embeddings,
             embeddings_path,
@@ -164,6 +169,11 @@ impl OpenIndex {
         self.chunk_order.get(a).cmp(&self.chunk_order.get(b))
     }
 
+    /// Passage `seq`'s place in chunk-id order (`u32::MAX` past the end).
+    pub fn chunk_place(&self, seq: usize) -> u32 {
+        self.chunk_order.get(seq).copied().unwrap_or(u32::MAX)
+    }
+
     /// The passage number of a search hit.
     pub fn seq_of(&self, address: DocAddress) -> Option<usize> {
         let seq = *self
@@ -171,6 +181,11 @@ impl OpenIndex {
             .get(address.segment_ord as usize)?
             .get(address.doc_id as usize)?;
         (seq != u32::MAX).then_some(seq as usize)
+    }
+
+    /// The passage number of document `doc` of the build's one segment.
+    pub fn seq_of_doc(&self, doc: u32) -> Option<usize> {
+        self.seq_of(DocAddress::new(0, doc))
     }
 
     /// Passage `seq` ([`Passage::EMPTY`] past the end).

@@ -8,11 +8,14 @@
 //! drop and re-read, opening costs a check of the record table, and a passage is a handful of
 //! slices into the map.
 //!
-//! Layout, little-endian: the magic `THRNPSG1`, the passage count (u64), the label area's length
-//! (u64); one 52-byte record per passage in `seq` order — where its labels start in the label
-//! area (u64), where its text starts in the text area (u64), the byte lengths of its eight
-//! strings (u32 each, in [`Passage`] field order), flags (u32: bit 0 live, bit 1 all-ASCII);
-//! then the label area (each passage's seven short strings back to back), then the text area.
+//! Layout, little-endian: the magic `THRNPSG2`, the passage count (u64), the label area's length
+//! (u64), then the collection totals bm25 needs — live passages, their word tokens and their
+//! trigram tokens (u64 each); one 52-byte record per passage in `seq` order — where its labels
+//! start in the label area (u64), where its text starts in the text area (u64), the byte
+//! lengths of its eight strings (u32 each, in [`Passage`] field order), flags (u32: bit 0 live,
+//! bit 1 all-ASCII); then each passage's lengths as the reference's two full-text indexes count
+//! them (u32 word tokens, u32 trigram tokens, heading and text together); then the label area
+//! (each passage's seven short strings back to back), then the text area.
 //! Labels and texts are kept apart so the work that reads every passage's ids (the chunk-id
 //! order at open, the gate) touches a few hundred bytes per passage, and a passage's text is
 //! read only when a search needs it.
@@ -25,8 +28,9 @@ use tantivy::directory::{Directory, MmapDirectory, OwnedBytes};
 /// The table's file name inside a build directory.
 pub const PASSAGES_FILE: &str = "passages.bin";
 
-const MAGIC: &[u8; 8] = b"THRNPSG1";
-const HEADER: usize = 24;
+const MAGIC: &[u8; 8] = b"THRNPSG2";
+const HEADER: usize = 48;
+const LENGTHS: usize = 8;
 const STRINGS: usize = 8;
 /// The text is the last string; the ones before it are labels.
 const LABELS: usize = STRINGS - 1;
@@ -44,7 +48,7 @@ pub struct Passage<'a> {
     lens: [u32; LABELS],
     /// The passage text as stored (UTF-8 unless the file was damaged after it was written).
     pub text: &'a [u8],
-    /// Heading and text are pure ASCII, so the exact-substring check may fold them bytewise.
+    /// Heading and text are pure ASCII, so counting a substring may fold them bytewise.
     pub ascii: bool,
     /// False for a slot a withdrawal purge emptied (its `seq` stays, so embeddings keep their
     /// positions).
@@ -101,31 +105,6 @@ impl<'a> Passage<'a> {
     pub fn text(&self) -> Cow<'a, str> {
         String::from_utf8_lossy(self.text)
     }
-
-    /// Whether one of `needles` (lowercase, no line breaks) occurs in the lowercased
-    /// `heading + "\n" + text`. On an all-ASCII passage ASCII folding is the same thing, done in
-    /// a reused buffer instead of a fresh Unicode-aware copy.
-    pub fn contains_folded(&self, needles: &[String]) -> bool {
-        thread_local! {
-            static FOLDED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        if !self.ascii {
-            let folded = format!("{}\n{}", self.heading(), self.text()).to_lowercase();
-            return needles.iter().any(|n| folded.contains(n.as_str()));
-        }
-        FOLDED.with(|buffer| {
-            let mut folded = buffer.borrow_mut();
-            folded.clear();
-            folded.extend_from_slice(self.heading().as_bytes());
-            folded.push(b'\n');
-            folded.extend_from_slice(self.text);
-            folded.make_ascii_lowercase();
-            let Ok(folded) = std::str::from_utf8(&folded) else {
-                return false;
-            };
-            needles.iter().any(|n| folded.contains(n.as_str()))
-        })
-    }
 }
 
 /// A passage as the build writes it.
@@ -145,9 +124,20 @@ pub struct NewPassage<'a> {
 #[derive(Debug, Default)]
 pub struct TableWriter {
     records: Vec<u8>,
+    lengths: Vec<u8>,
     labels: Vec<u8>,
     texts: Vec<u8>,
     count: u64,
+    totals: Totals,
+}
+
+/// What bm25 needs to know about the whole collection: the live passages and their summed
+/// lengths in each index's tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub live: u64,
+    pub words: u64,
+    pub trigrams: u64,
 }
 
 impl TableWriter {
@@ -164,18 +154,26 @@ impl TableWriter {
             p.text,
         ];
         let ascii = p.heading.is_ascii() && p.text.is_ascii();
+        let words = word_tokens(p.heading).saturating_add(word_tokens(p.text));
+        let trigrams = trigram_tokens(p.heading).saturating_add(trigram_tokens(p.text));
+        self.totals.live += 1;
+        self.totals.words += u64::from(words);
+        self.totals.trigrams += u64::from(trigrams);
         self.push_raw(
             fields.map(str::as_bytes),
             LIVE | if ascii { ASCII } else { 0 },
+            (words, trigrams),
         );
     }
 
     /// Appends an empty, not-live slot.
     pub fn push_empty(&mut self) {
-        self.push_raw([b"".as_slice(); STRINGS], ASCII);
+        self.push_raw([b"".as_slice(); STRINGS], ASCII, (0, 0));
     }
 
-    fn push_raw(&mut self, fields: [&[u8]; STRINGS], flags: u32) {
+    fn push_raw(&mut self, fields: [&[u8]; STRINGS], flags: u32, lengths: (u32, u32)) {
+        self.lengths.extend_from_slice(&lengths.0.to_le_bytes());
+        self.lengths.extend_from_slice(&lengths.1.to_le_bytes());
         self.records
             .extend_from_slice(&(self.labels.len() as u64).to_le_bytes());
         self.records
@@ -204,7 +202,11 @@ impl TableWriter {
         out.write_all(MAGIC)?;
         out.write_all(&self.count.to_le_bytes())?;
         out.write_all(&(self.labels.len() as u64).to_le_bytes())?;
+        for total in [self.totals.live, self.totals.words, self.totals.trigrams] {
+            out.write_all(&total.to_le_bytes())?;
+        }
         out.write_all(&self.records)?;
+        out.write_all(&self.lengths)?;
         out.write_all(&self.labels)?;
         out.write_all(&self.texts)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
@@ -216,7 +218,9 @@ impl TableWriter {
 pub struct PassageTable {
     bytes: OwnedBytes,
     count: usize,
-    /// Where the label area starts, and where the text area starts.
+    totals: Totals,
+    /// Where the lengths, the label area and the text area start.
+    lengths_at: usize,
     labels_at: usize,
     texts_at: usize,
 }
@@ -250,12 +254,22 @@ impl PassageTable {
         }
         let count = u64_at(data, 8).unwrap_or(u64::MAX);
         let labels_len = u64_at(data, 16).unwrap_or(u64::MAX);
-        let labels_at = usize::try_from(count)
+        let lengths_at = usize::try_from(count)
             .ok()
             .and_then(|c| c.checked_mul(RECORD))
             .and_then(|r| r.checked_add(HEADER))
             .filter(|end| *end <= data.len())
             .ok_or_else(|| damaged("the record table is longer than the file"))?;
+        let labels_at = (count as usize)
+            .checked_mul(LENGTHS)
+            .and_then(|l| l.checked_add(lengths_at))
+            .filter(|end| *end <= data.len())
+            .ok_or_else(|| damaged("the length table is longer than the file"))?;
+        let totals = Totals {
+            live: u64_at(data, 24).unwrap_or(0),
+            words: u64_at(data, 32).unwrap_or(0),
+            trigrams: u64_at(data, 40).unwrap_or(0),
+        };
         let texts_at = usize::try_from(labels_len)
             .ok()
             .and_then(|l| l.checked_add(labels_at))
@@ -263,6 +277,8 @@ impl PassageTable {
             .ok_or_else(|| damaged("the label area is longer than the file"))?;
         let table = PassageTable {
             count: count as usize,
+            totals,
+            lengths_at,
             labels_at,
             texts_at,
             bytes,
@@ -288,6 +304,24 @@ impl PassageTable {
             }
         }
         Ok(table)
+    }
+
+    /// The collection totals written with the table.
+    pub fn totals(&self) -> Totals {
+        self.totals
+    }
+
+    /// Passage `seq`'s length in word tokens and in trigram tokens (0 past the end).
+    pub fn lengths(&self, seq: usize) -> (u32, u32) {
+        if seq >= self.count {
+            return (0, 0);
+        }
+        let data = self.bytes.as_slice();
+        let at = self.lengths_at + seq * LENGTHS;
+        (
+            u32_at(data, at).unwrap_or(0),
+            u32_at(data, at + 4).unwrap_or(0),
+        )
     }
 
     /// How many passages (slots) the table holds.
@@ -342,6 +376,26 @@ impl PassageTable {
     pub fn iter(&self) -> impl Iterator<Item = Passage<'_>> + '_ {
         (0..self.count).map(|seq| self.get(seq))
     }
+}
+
+/// A text's length in the reference's word index: its runs of letters and digits.
+pub fn word_tokens(text: &str) -> u32 {
+    let mut count = 0u32;
+    let mut inside = false;
+    for c in text.chars() {
+        let alnum = c.is_alphanumeric();
+        if alnum && !inside {
+            count = count.saturating_add(1);
+        }
+        inside = alnum;
+    }
+    count
+}
+
+/// A text's length in the reference's trigram index: one token per character after the second.
+pub fn trigram_tokens(text: &str) -> u32 {
+    let chars = text.chars().count();
+    u32::try_from(chars.saturating_sub(2)).unwrap_or(u32::MAX)
 }
 
 fn utf8(bytes: &[u8]) -> &str {
@@ -422,32 +476,20 @@ mod tests {
             "past the end reads as an empty slot"
         );
         assert_eq!(t.iter().filter(|p| p.live).count(), 2);
-    }
-
-    #[test]
-    fn the_exact_check_matches_the_lowercased_passage_either_way() {
-        let mut w = TableWriter::default();
-        w.push(new("a", "State Hash", "The DAEMON token lives here."));
-        w.push(new("b", "Règles", "L'ÉCOLE est fermée."));
-        let t = table(&w);
-        let check = |p: Passage<'_>, needles: &[&str]| {
-            let needles: Vec<String> = needles.iter().map(|n| n.to_string()).collect();
-            p.contains_folded(&needles)
-        };
-        let (plain, accented) = (t.get(0), t.get(1));
-        assert!(check(plain, &["daemon"]));
-        assert!(check(plain, &["state"]));
-        assert!(
-            !check(plain, &["hashthe"]),
-            "no match across heading and text"
+        // Lengths as the reference's indexes count them: word runs, and characters after the
+        // second, heading and text each on their own.
+        assert_eq!(t.lengths(0), (2 + 3, 8 + 15));
+        assert_eq!(t.lengths(1), (0, 0));
+        assert_eq!(t.lengths(2), (1 + 4, 4 + 17));
+        assert_eq!(t.lengths(9), (0, 0));
+        assert_eq!(
+            t.totals(),
+            Totals {
+                live: 2,
+                words: 10,
+                trigrams: 44
+            }
         );
-        assert!(!check(plain, &["école"]));
-        assert!(
-            check(accented, &["école"]),
-            "Unicode lowercase on a non-ASCII passage"
-        );
-        assert!(check(accented, &["règles"]));
-        assert!(!check(accented, &["ouverte"]));
     }
 
     #[test]

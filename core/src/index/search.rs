@@ -1,5 +1,6 @@
-//! The ranked path of `knowledge.search`: lexical (BM25 over words), substring (trigrams, or a
-//! scored scan below three characters) and, on request, dense retrieval; each ranking passed
+//! The ranked path of `knowledge.search`: lexical (word phrases) and substring (exact,
+//! case-folded substrings, or a scored scan below three characters), both ranked by the
+//! reference's bm25 ([`super::bm25`]), and, on request, dense retrieval; each ranking passed
 //! through the visibility gate inside its own depth loop before fusion; reciprocal rank fusion
 //! (k = 60, ranks from 1, ties by chunk id); one passage per item.
 //!
@@ -8,9 +9,11 @@
 //! tampered index can only return less, never withheld text. The canonical rows come through
 //! [`StateMemo`], so a warm search reads them from memory.
 
+use super::bm25::{self, Collection, Occurrences};
 use super::embed::{cosine, embed, DIMENSION};
 use super::fields::word_analyzer;
-use super::open::{OpenIndex, Passage};
+use super::open::OpenIndex;
+use super::phrases::{Segment, Substring, WordPhrase};
 use crate::knowledge::memo::{GateRow, StateMemo};
 use crate::knowledge::read::{ItemView, ReadError};
 use sqlx::sqlite::SqlitePool;
@@ -20,7 +23,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 pub use theurian_protocol::mcp::RetrievalResultFoundByItem as FoundBy;
@@ -115,31 +118,6 @@ fn is_cjk_letter(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x1100..=0x11FF | 0x3130..=0x318F)
 }
 
-fn scope(idx: &OpenIndex, req: &Request<'_>) -> Vec<(Occur, Box<dyn Query>)> {
-    let any_of = |field, values: &[&str]| -> Box<dyn Query> {
-        let clauses: Vec<(Occur, Box<dyn Query>)> = values
-            .iter()
-            .map(|v| {
-                (
-                    Occur::Should,
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(field, v),
-                        IndexRecordOption::Basic,
-                    )) as Box<dyn Query>,
-                )
-            })
-            .collect();
-        Box::new(ConstScoreQuery::new(
-            Box::new(BooleanQuery::new(clauses)),
-            0.0,
-        ))
-    };
-    vec![
-        (Occur::Must, any_of(idx.fields.status, req.statuses)),
-        (Occur::Must, any_of(idx.fields.sensitivity, req.visible)),
-    ]
-}
-
 fn lexical_query(idx: &OpenIndex, terms: &[String]) -> Option<Box<dyn Query>> {
     let mut analyzer = word_analyzer();
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -191,43 +169,126 @@ fn trigram_query(idx: &OpenIndex, terms: &[String]) -> Option<Box<dyn Query>> {
     (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
 }
 
-/// One page of a BM25 ranking: passages ordered by score then chunk id, and whether the
-/// ranking is exhausted. `keep` post-filters (exact substring for the trigram retriever).
+/// Which passage index a ranked retriever reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ranked {
+    /// Word phrases in the word index (the lexical retriever).
+    Words,
+    /// Substrings through the run vocabulary (the substring retriever).
+    Runs,
+}
+
+/// One page of a ranked retriever under a request's scope.
 fn page(
     idx: &OpenIndex,
     req: &Request<'_>,
-    matcher: &dyn Query,
+    kind: Ranked,
+    terms: &[String],
     depth: usize,
-    keep: &dyn Fn(Passage<'_>) -> bool,
 ) -> Result<(Vec<usize>, bool), SearchError> {
     // The scope only narrows anything when the build holds drafts a caller did not ask for:
     // `choose` already requires the build's sensitivities to equal the grant, and an
-    // approved-only build holds nothing but approved passages. A bare disjunction lets tantivy
-    // prune with block-max WAND; the gate re-checks every row either way.
+    // approved-only build holds nothing but approved passages. The gate re-checks every row.
     let needs_scope = idx.info.indexes_unapproved && !req.statuses.contains(&"draft");
-    let query: Box<dyn Query> = if needs_scope {
-        let mut clauses = scope(idx, req);
-        clauses.push((Occur::Must, matcher.box_clone()));
-        Box::new(BooleanQuery::new(clauses))
-    } else {
-        matcher.box_clone()
-    };
+    let scope = needs_scope.then_some((req.statuses, req.visible));
+    ranking(idx, kind, terms, scope, depth)
+}
+
+/// The first `depth` passages of a ranked retriever by the reference's bm25 over `terms` (query
+/// order), then chunk id, and whether the ranking is exhausted — it is asked for one more than
+/// `depth`, as the reference asks for `LIMIT depth+1`. `scope` (statuses, sensitivities), when
+/// given, keeps only passages with both labels among them.
+pub fn ranking(
+    idx: &OpenIndex,
+    kind: Ranked,
+    terms: &[String],
+    scope: Option<(&[&str], &[&str])>,
+    depth: usize,
+) -> Result<(Vec<usize>, bool), SearchError> {
     let searcher = idx.reader.searcher();
-    let hits = searcher
-        .search(&query, &TopDocs::with_limit(depth + 1).order_by_score())
+    let segment = match searcher.segment_readers() {
+        [] => return Ok((Vec::new(), true)),
+        [one] => one,
+        more => {
+            return Err(SearchError::Index(format!(
+                "the build holds {} segments where one was written",
+                more.len()
+            )))
+        }
+    };
+    let field = match kind {
+        Ranked::Words => idx.fields.words,
+        Ranked::Runs => idx.fields.runs,
+    };
+    let inverted = segment
+        .inverted_index(field)
         .map_err(|e| SearchError::Index(e.to_string()))?;
-    let exhausted = hits.len() <= depth;
-    let mut scored: Vec<(f32, usize)> = hits
-        .into_iter()
-        .filter_map(|(s, a)| idx.seq_of(a).map(|q| (s, q)))
-        .collect();
-    scored.truncate(depth);
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
+    let rows = Segment::new(segment);
+    let mut phrases: Vec<Box<dyn Occurrences + '_>> = match kind {
+        Ranked::Words => {
+            let mut analyzer = word_analyzer();
+            terms
+                .iter()
+                .filter_map(|t| {
+                    let mut tokens = Vec::new();
+                    let mut stream = analyzer.token_stream(t);
+                    while let Some(token) = stream.next() {
+                        tokens.push(Term::from_field_text(idx.fields.words, &token.text));
+                    }
+                    (!tokens.is_empty()).then(|| {
+                        Box::new(WordPhrase::new(inverted.clone(), tokens, rows))
+                            as Box<dyn Occurrences>
+                    })
+                })
+                .collect()
+        }
+        Ranked::Runs => terms
+            .iter()
+            .map(|t| {
+                Box::new(Substring::new(idx, inverted.clone(), t, rows)) as Box<dyn Occurrences>
+            })
+            .collect(),
+    };
+    let length = |row: u32| {
+        idx.seq_of_doc(row).map_or(0, |seq| {
+            let (words, trigrams) = idx.passages.lengths(seq);
+            match kind {
+                Ranked::Words => words,
+                Ranked::Runs => trigrams,
+            }
+        })
+    };
+    let in_scope = |row: u32| {
+        idx.seq_of_doc(row).is_some_and(|seq| {
+            let p = idx.passage(seq);
+            p.live
+                && scope.is_none_or(|(statuses, visible)| {
+                    statuses.contains(&p.status()) && visible.contains(&p.sensitivity())
+                })
+        })
+    };
+    let order = |row: u32| {
+        idx.seq_of_doc(row)
+            .map_or(u32::MAX, |seq| idx.chunk_place(seq))
+    };
+    let totals = idx.passages.totals();
+    let collection = Collection {
+        rows: totals.live,
+        tokens: match kind {
+            Ranked::Words => totals.words,
+            Ranked::Runs => totals.trigrams,
+        },
+        max_row: segment.max_doc(),
+        length: &length,
+        in_scope: &in_scope,
+        order: &order,
+    };
+    let best = bm25::top(&collection, &mut phrases, depth + 1).map_err(SearchError::Index)?;
+    let exhausted = best.len() <= depth;
     Ok((
-        scored
-            .into_iter()
-            .map(|(_, q)| q)
-            .filter(|q| keep(idx.passage(*q)))
+        best.into_iter()
+            .take(depth)
+            .filter_map(|row| idx.seq_of_doc(row))
             .collect(),
         exhausted,
     ))
@@ -470,23 +531,24 @@ pub async fn ranked<'i>(
     // (retriever, its visible ranking)
     let mut rankings: Vec<(usize, Vec<usize>)> = Vec::new();
 
-    // Each query is built once and shared by its own retriever and the summary retriever.
     let lexical_terms = terms(req.query, 1);
     let trigram_terms = terms(req.query, 3);
-    let lexical = lexical_query(idx, &lexical_terms);
-    let trigram = trigram_query(idx, &trigram_terms);
-    let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
-    if let Some(q) = lexical.as_deref() {
+    if !lexical_terms.is_empty() {
         rankings.push((
             LEXICAL,
-            visible_ranking(&mut gate, |d| page(idx, req, q, d, &|_| true)).await?,
+            visible_ranking(&mut gate, |d| {
+                page(idx, req, Ranked::Words, &lexical_terms, d)
+            })
+            .await?,
         ));
     }
-    if let Some(q) = trigram.as_deref() {
-        let exact = |p: Passage<'_>| p.contains_folded(&needles);
+    if !trigram_terms.is_empty() {
         rankings.push((
             SUBSTRING,
-            visible_ranking(&mut gate, |d| page(idx, req, q, d, &exact)).await?,
+            visible_ranking(&mut gate, |d| {
+                page(idx, req, Ranked::Runs, &trigram_terms, d)
+            })
+            .await?,
         ));
     } else {
         let scan_terms: Vec<String> = lexical_terms
@@ -504,6 +566,9 @@ pub async fn ranked<'i>(
         }
     }
     if idx.forest.is_some() {
+        let lexical = lexical_query(idx, &lexical_terms);
+        let trigram = trigram_query(idx, &trigram_terms);
+        let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
         let all = summary(idx, req, lexical.as_deref(), trigram.as_deref(), &needles)?;
         if !all.is_empty() {
             rankings.push((

@@ -1,0 +1,401 @@
+//! The reference's bm25, computed exactly, and the top rows of a ranking by it without scoring
+//! every row the common terms of a query touch.
+//!
+//! The reference ranks with SQLite FTS5's `bm25()`: for each query phrase, in query order,
+//! `idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgdl))`, summed in a double, with k1 = 1.2, b = 0.75,
+//! `f` the phrase's occurrences in the row, `D` the row's length in tokens, `avgdl` the mean
+//! length over every row, and `idf = ln((N − n + 0.5)/(n + 0.5))` floored at 1e-6, where `N`
+//! counts every row and `n` the rows holding the phrase. Rows tie-break on chunk id. Matching
+//! this (instead of tantivy's own BM25, whose idf never reaches the floor and whose lengths are
+//! lossy) is what makes our rankings the reference's.
+//!
+//! The floor is also what makes it fast. A term held by at least half the rows weighs at most
+//! `1e-6 · (k1+1)` in any row, so once the rarer terms have put enough rows clearly ahead,
+//! common terms are only counted in the few rows near the cut, never enumerated. Only a query
+//! made of common terms alone needs every row they touch.
+
+/// Term-frequency saturation.
+pub const K1: f64 = 1.2;
+/// Length normalisation.
+pub const B: f64 = 0.75;
+/// The least idf a term can have.
+pub const IDF_FLOOR: f64 = 1e-6;
+
+/// A term's idf among `rows` rows, `hits` of which hold it.
+pub fn idf(rows: u64, hits: u64) -> f64 {
+    let v = ((rows as f64 - hits as f64 + 0.5) / (hits as f64 + 0.5)).ln();
+    if v.is_nan() || v <= 0.0 {
+        IDF_FLOOR
+    } else {
+        v
+    }
+}
+
+/// One term's part of a row's score, in the reference's order of operations.
+pub fn part(idf: f64, f: u32, length: f64, avgdl: f64) -> f64 {
+    let f = f64::from(f);
+    idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * length / avgdl)))
+}
+
+/// Where a term occurs. Rows are the index's document numbers; only live rows are reported.
+pub trait Occurrences {
+    /// A cheap lower bound on the live rows holding the term (0 when none is known).
+    fn rows_at_least(&self) -> u64;
+    /// Every live row holding the term with its occurrence count, in row order.
+    fn all(&mut self) -> Result<Vec<(u32, u32)>, String>;
+    /// The occurrence counts at `rows` (ascending; 0 where the term is absent).
+    fn at(&mut self, rows: &[u32]) -> Result<Vec<u32>, String>;
+}
+
+/// The rows being ranked.
+pub struct Collection<'a> {
+    /// Live rows (N).
+    pub rows: u64,
+    /// Summed lengths of the live rows, in this index's tokens.
+    pub tokens: u64,
+    /// One past the largest row number.
+    pub max_row: u32,
+    /// A row's length in tokens.
+    pub length: &'a dyn Fn(u32) -> u32,
+    /// Whether a row may be ranked at all (its status and sensitivity are asked for).
+    pub in_scope: &'a dyn Fn(u32) -> bool,
+    /// A row's place in chunk-id order, the tie-break.
+    pub order: &'a dyn Fn(u32) -> u32,
+}
+
+impl Collection<'_> {
+    fn avgdl(&self) -> f64 {
+        if self.rows == 0 || self.tokens == 0 {
+            1.0
+        } else {
+            self.tokens as f64 / self.rows as f64
+        }
+    }
+}
+
+/// What is known about one term while ranking.
+enum Known {
+    /// Every row holding it, with counts, and its idf.
+    Exact { idf: f64, hits: Vec<(u32, u32)> },
+    /// Held by at least half the rows: idf is the floor, counts are read where needed.
+    Common,
+}
+
+impl Known {
+    fn count(&self, row: u32) -> u32 {
+        match self {
+            Known::Exact { hits, .. } => hits
+                .binary_search_by_key(&row, |(r, _)| *r)
+                .map_or(0, |i| hits[i].1),
+            Known::Common => 0,
+        }
+    }
+}
+
+/// The best `k` in-scope rows holding at least one term, by score and then chunk order, best
+/// first — exactly the first `k` rows of the reference's `ORDER BY bm25, chunk_id`.
+pub fn top(
+    collection: &Collection<'_>,
+    terms: &mut [Box<dyn Occurrences + '_>],
+    k: usize,
+) -> Result<Vec<u32>, String> {
+    if k == 0 || collection.rows == 0 {
+        return Ok(Vec::new());
+    }
+    let avgdl = collection.avgdl();
+    let mut known = Vec::with_capacity(terms.len());
+    for term in terms.iter_mut() {
+        if term.rows_at_least().saturating_mul(2) >= collection.rows {
+            known.push(Known::Common);
+        } else {
+            let hits = term.all()?;
+            let idf = idf(collection.rows, hits.len() as u64);
+            known.push(Known::Exact { idf, hits });
+        }
+    }
+    let common: Vec<usize> = (0..known.len())
+        .filter(|i| matches!(known[*i], Known::Common))
+        .collect();
+    // What the common terms can add to any row, at most.
+    let bound = common.len() as f64 * IDF_FLOOR * (K1 + 1.0);
+
+    // Scores from the exactly known terms, for every row they touch.
+    let mut partial = Scores::new(collection.max_row);
+    accumulate(collection, avgdl, &known, &mut partial);
+    let mut touched = std::mem::take(&mut partial.touched);
+    touched.retain(|r| (collection.in_scope)(*r));
+
+    if touched.len() >= k {
+        let mut scores: Vec<f64> = touched.iter().map(|r| partial.score[*r as usize]).collect();
+        let (_, kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        let kth = *kth;
+        // Room for the rounding of summing in another order than the final score does.
+        let slack = kth.abs() * 1e-9;
+        if bound + slack < kth {
+            // At least k rows score ≥ kth; a row below `cut` cannot reach it even with every
+            // common term at its most, and a row no exact term touches scores below `bound`.
+            let cut = kth - bound - slack;
+            let mut near: Vec<u32> = touched
+                .into_iter()
+                .filter(|r| partial.score[*r as usize] >= cut)
+                .collect();
+            near.sort_unstable();
+            let mut counts: Vec<Option<Vec<u32>>> = Vec::with_capacity(known.len());
+            for (i, term) in terms.iter_mut().enumerate() {
+                counts.push(if common.contains(&i) {
+                    Some(term.at(&near)?)
+                } else {
+                    None
+                });
+            }
+            let scored = near
+                .iter()
+                .enumerate()
+                .map(|(j, row)| {
+                    let score = score(collection, avgdl, &known, *row, |i| {
+                        counts[i].as_ref().map(|c| c.get(j).copied().unwrap_or(0))
+                    });
+                    (*row, score)
+                })
+                .collect();
+            return Ok(best(collection, scored, k));
+        }
+    }
+
+    // The common terms decide: count them everywhere, and score every row any term touches.
+    for i in &common {
+        let hits = terms[*i].all()?;
+        let idf = idf(collection.rows, hits.len() as u64);
+        known[*i] = Known::Exact { idf, hits };
+    }
+    let mut all = Scores::new(collection.max_row);
+    accumulate(collection, avgdl, &known, &mut all);
+    let scored = all
+        .touched
+        .iter()
+        .filter(|r| (collection.in_scope)(**r))
+        .map(|r| (*r, all.score[*r as usize]))
+        .collect();
+    Ok(best(collection, scored, k))
+}
+
+/// Per-row sums over a whole index, and which rows have one.
+struct Scores {
+    score: Vec<f64>,
+    touched: Vec<u32>,
+}
+
+impl Scores {
+    fn new(rows: u32) -> Scores {
+        Scores {
+            score: vec![0.0; rows as usize],
+            touched: Vec::new(),
+        }
+    }
+}
+
+/// Adds every exactly known term's part to the rows it occurs in. Terms are taken in query
+/// order, so each row's sum is formed in the order [`score`] forms it, bit for bit.
+fn accumulate(collection: &Collection<'_>, avgdl: f64, known: &[Known], into: &mut Scores) {
+    for k in known {
+        if let Known::Exact { idf, hits } = k {
+            for (row, f) in hits {
+                let Some(slot) = into.score.get_mut(*row as usize) else {
+                    continue;
+                };
+                if *slot == 0.0 {
+                    into.touched.push(*row);
+                }
+                *slot += part(*idf, *f, f64::from((collection.length)(*row)), avgdl);
+            }
+        }
+    }
+}
+
+/// A row's score, summed in query order as the reference sums it. `given(i)` is term `i`'s
+/// count at the row when it was read separately.
+fn score(
+    collection: &Collection<'_>,
+    avgdl: f64,
+    known: &[Known],
+    row: u32,
+    given: impl Fn(usize) -> Option<u32>,
+) -> f64 {
+    let length = f64::from((collection.length)(row));
+    let mut total = 0.0;
+    for (i, k) in known.iter().enumerate() {
+        let (idf, f) = match (given(i), k) {
+            (Some(f), _) => (IDF_FLOOR, f),
+            (None, Known::Exact { idf, .. }) => (*idf, k.count(row)),
+            (None, Known::Common) => continue,
+        };
+        if f > 0 {
+            total += part(idf, f, length, avgdl);
+        }
+    }
+    total
+}
+
+/// The first `k` of `scored` by score, then chunk order.
+fn best(collection: &Collection<'_>, mut scored: Vec<(u32, f64)>, k: usize) -> Vec<u32> {
+    let order = |a: &(u32, f64), b: &(u32, f64)| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| (collection.order)(a.0).cmp(&(collection.order)(b.0)))
+    };
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, order);
+        scored.truncate(k);
+    }
+    scored.sort_by(order);
+    scored.into_iter().map(|(r, _)| r).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A term given by its (row, count) list; `bound` is what `rows_at_least` claims.
+    struct Listed {
+        hits: Vec<(u32, u32)>,
+        bound: u64,
+        reads: std::rc::Rc<std::cell::Cell<usize>>,
+    }
+
+    impl Occurrences for Listed {
+        fn rows_at_least(&self) -> u64 {
+            self.bound
+        }
+        fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
+            self.reads.set(self.reads.get() + self.hits.len());
+            Ok(self.hits.clone())
+        }
+        fn at(&mut self, rows: &[u32]) -> Result<Vec<u32>, String> {
+            self.reads.set(self.reads.get() + rows.len());
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    self.hits
+                        .iter()
+                        .find(|(h, _)| h == r)
+                        .map_or(0, |(_, f)| *f)
+                })
+                .collect())
+        }
+    }
+
+    /// The reference's ranking, computed the slow way: every row, every term.
+    fn brute(lengths: &[u32], terms: &[Vec<(u32, u32)>], k: usize) -> Vec<u32> {
+        let rows = lengths.len() as u64;
+        let avgdl = lengths.iter().map(|l| u64::from(*l)).sum::<u64>() as f64 / rows as f64;
+        let mut scored: Vec<(u32, f64)> = (0..lengths.len() as u32)
+            .filter_map(|r| {
+                let mut total = 0.0;
+                let mut any = false;
+                for hits in terms {
+                    let idf = idf(rows, hits.len() as u64);
+                    if let Some((_, f)) = hits.iter().find(|(h, _)| *h == r) {
+                        any = true;
+                        total += part(idf, *f, f64::from(lengths[r as usize]), avgdl);
+                    }
+                }
+                any.then_some((r, total))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.into_iter().take(k).map(|(r, _)| r).collect()
+    }
+
+    fn ranked(lengths: &[u32], terms: &[Vec<(u32, u32)>], k: usize) -> (Vec<u32>, usize) {
+        let length = |r: u32| lengths[r as usize];
+        let in_scope = |_: u32| true;
+        let order = |r: u32| r;
+        let collection = Collection {
+            rows: lengths.len() as u64,
+            tokens: lengths.iter().map(|l| u64::from(*l)).sum(),
+            max_row: lengths.len() as u32,
+            length: &length,
+            in_scope: &in_scope,
+            order: &order,
+        };
+        let reads = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut boxed: Vec<Box<dyn Occurrences>> = terms
+            .iter()
+            .map(|hits| {
+                Box::new(Listed {
+                    hits: hits.clone(),
+                    bound: hits.len() as u64,
+                    reads: reads.clone(),
+                }) as Box<dyn Occurrences>
+            })
+            .collect();
+        let out = top(&collection, &mut boxed, k).expect("ranks");
+        (out, reads.get())
+    }
+
+    #[test]
+    fn idf_is_floored_at_half_the_rows() {
+        assert_eq!(idf(10, 5), IDF_FLOOR);
+        assert_eq!(idf(10, 9), IDF_FLOOR);
+        assert!((idf(10, 1) - (9.5f64 / 1.5).ln()).abs() < 1e-15);
+        assert_eq!(idf(0, 0), IDF_FLOOR);
+    }
+
+    #[test]
+    fn rankings_match_scoring_every_row() {
+        let mut rng = crate::corpus::Rng(0x5eed);
+        for round in 0..200 {
+            let rows = 20 + rng.below(300);
+            let lengths: Vec<u32> = (0..rows).map(|_| 1 + rng.below(60) as u32).collect();
+            let terms: Vec<Vec<(u32, u32)>> = (0..1 + rng.below(5))
+                .map(|_| {
+                    // Some terms are rare, some held by most rows.
+                    let share = [2, 10, 60, 90][rng.below(4)];
+                    let mut hits = Vec::new();
+                    for r in 0..rows as u32 {
+                        if rng.below(100) < share {
+                            hits.push((r, 1 + rng.below(4) as u32));
+                        }
+                    }
+                    hits
+                })
+                .collect();
+            let k = 1 + rng.below(40);
+            let (fast, _) = ranked(&lengths, &terms, k);
+            assert_eq!(fast, brute(&lengths, &terms, k), "round {round}");
+        }
+    }
+
+    #[test]
+    fn common_terms_are_read_only_near_the_cut_when_a_rare_term_decides() {
+        let rows = 10_000u32;
+        let lengths: Vec<u32> = (0..rows).map(|r| 20 + r % 17).collect();
+        let rare: Vec<(u32, u32)> = (0..rows).step_by(50).map(|r| (r, 1 + r % 3)).collect();
+        let common: Vec<(u32, u32)> = (0..rows).filter(|r| r % 7 != 0).map(|r| (r, 2)).collect();
+        let terms = vec![rare.clone(), common.clone(), common];
+        let (fast, reads) = ranked(&lengths, &terms, 101);
+        assert_eq!(fast, brute(&lengths, &terms, 101));
+        assert!(
+            reads < rare.len() * 4,
+            "read {reads} counts; the common terms should only be read near the cut"
+        );
+    }
+
+    #[test]
+    fn a_query_of_common_terms_alone_still_ranks_exactly() {
+        let lengths: Vec<u32> = (0..500).map(|r| 5 + r % 11).collect();
+        let a: Vec<(u32, u32)> = (0..500)
+            .filter(|r| r % 3 != 0)
+            .map(|r| (r, 1 + r % 4))
+            .collect();
+        let b: Vec<(u32, u32)> = (0..500).filter(|r| r % 5 != 0).map(|r| (r, 1)).collect();
+        let terms = vec![a, b];
+        assert_eq!(
+            ranked(&lengths, &terms, 101).0,
+            brute(&lengths, &terms, 101)
+        );
+        assert_eq!(
+            ranked(&lengths, &terms, 1000).0,
+            brute(&lengths, &terms, 1000)
+        );
+    }
+}
