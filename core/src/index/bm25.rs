@@ -31,10 +31,26 @@ pub fn idf(rows: u64, hits: u64) -> f64 {
     }
 }
 
+/// The mean row length, as the reference forms it (1 for an empty collection, which ranks
+/// nothing anyway).
+pub fn avgdl(rows: u64, tokens: u64) -> f64 {
+    if rows == 0 || tokens == 0 {
+        1.0
+    } else {
+        tokens as f64 / rows as f64
+    }
+}
+
+/// A row's length normalisation, `k1·(1 − b + b·D/avgdl)`: the part of its score that depends
+/// on the row alone, computed once per build instead of once per term and row.
+pub fn norm(length: u32, avgdl: f64) -> f64 {
+    K1 * (1.0 - B + B * f64::from(length) / avgdl)
+}
+
 /// One term's part of a row's score, in the reference's order of operations.
-pub fn part(idf: f64, f: u32, length: f64, avgdl: f64) -> f64 {
+pub fn part(idf: f64, f: u32, norm: f64) -> f64 {
     let f = f64::from(f);
-    idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * length / avgdl)))
+    idf * ((f * (K1 + 1.0)) / (f + norm))
 }
 
 /// Where a term occurs. Rows are the index's document numbers; only live rows are reported.
@@ -51,12 +67,8 @@ pub trait Occurrences {
 pub struct Collection<'a> {
     /// Live rows (N).
     pub rows: u64,
-    /// Summed lengths of the live rows, in this index's tokens.
-    pub tokens: u64,
-    /// One past the largest row number.
-    pub max_row: u32,
-    /// A row's length in tokens.
-    pub length: &'a dyn Fn(u32) -> u32,
+    /// Every row's [`norm`], by row number (one past the last is the largest row number).
+    pub norms: &'a [f64],
     /// Whether a row may be ranked at all (its status and sensitivity are asked for).
     pub in_scope: &'a dyn Fn(u32) -> bool,
     /// A row's place in chunk-id order, the tie-break.
@@ -64,12 +76,12 @@ pub struct Collection<'a> {
 }
 
 impl Collection<'_> {
-    fn avgdl(&self) -> f64 {
-        if self.rows == 0 || self.tokens == 0 {
-            1.0
-        } else {
-            self.tokens as f64 / self.rows as f64
-        }
+    fn max_row(&self) -> u32 {
+        u32::try_from(self.norms.len()).unwrap_or(u32::MAX)
+    }
+
+    fn norm(&self, row: u32) -> f64 {
+        self.norms.get(row as usize).copied().unwrap_or(K1)
     }
 }
 
@@ -102,7 +114,6 @@ pub fn top(
     if k == 0 || collection.rows == 0 {
         return Ok(Vec::new());
     }
-    let avgdl = collection.avgdl();
     let mut known = Vec::with_capacity(terms.len());
     for term in terms.iter_mut() {
         if term.rows_at_least().saturating_mul(2) >= collection.rows {
@@ -120,13 +131,13 @@ pub fn top(
     let bound = common.len() as f64 * IDF_FLOOR * (K1 + 1.0);
 
     // Scores from the exactly known terms, for every row they touch.
-    let mut partial = Scores::new(collection.max_row);
-    accumulate(collection, avgdl, &known, &mut partial);
+    let mut partial = Scores::new(collection.max_row(), &known);
+    accumulate(collection, &known, &mut partial);
     let mut touched = std::mem::take(&mut partial.touched);
     touched.retain(|r| (collection.in_scope)(*r));
 
     if touched.len() >= k {
-        let mut scores: Vec<f64> = touched.iter().map(|r| partial.score[*r as usize]).collect();
+        let mut scores: Vec<f64> = touched.iter().map(|r| partial.get(*r)).collect();
         let (_, kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
         let kth = *kth;
         // Room for the rounding of summing in another order than the final score does.
@@ -137,7 +148,7 @@ pub fn top(
             let cut = kth - bound - slack;
             let mut near: Vec<u32> = touched
                 .into_iter()
-                .filter(|r| partial.score[*r as usize] >= cut)
+                .filter(|r| partial.get(*r) >= cut)
                 .collect();
             near.sort_unstable();
             let mut counts: Vec<Option<Vec<u32>>> = Vec::with_capacity(known.len());
@@ -152,7 +163,7 @@ pub fn top(
                 .iter()
                 .enumerate()
                 .map(|(j, row)| {
-                    let score = score(collection, avgdl, &known, *row, |i| {
+                    let score = score(collection, &known, *row, |i| {
                         counts[i].as_ref().map(|c| c.get(j).copied().unwrap_or(0))
                     });
                     (*row, score)
@@ -168,45 +179,83 @@ pub fn top(
         let idf = idf(collection.rows, hits.len() as u64);
         known[*i] = Known::Exact { idf, hits };
     }
-    let mut all = Scores::new(collection.max_row);
-    accumulate(collection, avgdl, &known, &mut all);
+    let mut all = Scores::new(collection.max_row(), &known);
+    accumulate(collection, &known, &mut all);
     let scored = all
         .touched
         .iter()
         .filter(|r| (collection.in_scope)(**r))
-        .map(|r| (*r, all.score[*r as usize]))
+        .map(|r| (*r, all.get(*r)))
         .collect();
     Ok(best(collection, scored, k))
 }
 
-/// Per-row sums over a whole index, and which rows have one.
+/// Per-row sums, and which rows have one: a table over every row when the terms touch many, a
+/// map when they touch few, so a rare term does not pay for a table the size of the index.
 struct Scores {
-    score: Vec<f64>,
+    sums: Sums,
     touched: Vec<u32>,
 }
 
+enum Sums {
+    Table(Vec<f64>),
+    Map(rustc_hash::FxHashMap<u32, f64>),
+}
+
 impl Scores {
-    fn new(rows: u32) -> Scores {
+    fn new(rows: u32, known: &[Known]) -> Scores {
+        let hits: usize = known
+            .iter()
+            .map(|k| match k {
+                Known::Exact { hits, .. } => hits.len(),
+                Known::Common => 0,
+            })
+            .sum();
+        let sums = if hits >= rows as usize / 32 {
+            Sums::Table(vec![0.0; rows as usize])
+        } else {
+            let mut map = rustc_hash::FxHashMap::default();
+            map.reserve(hits);
+            Sums::Map(map)
+        };
         Scores {
-            score: vec![0.0; rows as usize],
+            sums,
             touched: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, row: u32, part: f64) {
+        let slot = match &mut self.sums {
+            Sums::Table(table) => match table.get_mut(row as usize) {
+                Some(slot) => slot,
+                None => return,
+            },
+            Sums::Map(map) => map.entry(row).or_insert(0.0),
+        };
+        // A part is never zero, so a zero sum is a row not yet seen.
+        if *slot == 0.0 {
+            self.touched.push(row);
+        }
+        *slot += part;
+    }
+
+    fn get(&self, row: u32) -> f64 {
+        match &self.sums {
+            Sums::Table(table) => table.get(row as usize).copied().unwrap_or(0.0),
+            Sums::Map(map) => map.get(&row).copied().unwrap_or(0.0),
         }
     }
 }
 
 /// Adds every exactly known term's part to the rows it occurs in. Terms are taken in query
 /// order, so each row's sum is formed in the order [`score`] forms it, bit for bit.
-fn accumulate(collection: &Collection<'_>, avgdl: f64, known: &[Known], into: &mut Scores) {
+fn accumulate(collection: &Collection<'_>, known: &[Known], into: &mut Scores) {
     for k in known {
         if let Known::Exact { idf, hits } = k {
             for (row, f) in hits {
-                let Some(slot) = into.score.get_mut(*row as usize) else {
-                    continue;
-                };
-                if *slot == 0.0 {
-                    into.touched.push(*row);
+                if let Some(norm) = collection.norms.get(*row as usize) {
+                    into.add(*row, part(*idf, *f, *norm));
                 }
-                *slot += part(*idf, *f, f64::from((collection.length)(*row)), avgdl);
             }
         }
     }
@@ -216,12 +265,11 @@ fn accumulate(collection: &Collection<'_>, avgdl: f64, known: &[Known], into: &m
 /// count at the row when it was read separately.
 fn score(
     collection: &Collection<'_>,
-    avgdl: f64,
     known: &[Known],
     row: u32,
     given: impl Fn(usize) -> Option<u32>,
 ) -> f64 {
-    let length = f64::from((collection.length)(row));
+    let norm = collection.norm(row);
     let mut total = 0.0;
     for (i, k) in known.iter().enumerate() {
         let (idf, f) = match (given(i), k) {
@@ -230,7 +278,7 @@ fn score(
             (None, Known::Common) => continue,
         };
         if f > 0 {
-            total += part(idf, f, length, avgdl);
+            total += part(idf, f, norm);
         }
     }
     total
@@ -295,7 +343,7 @@ mod tests {
                     let idf = idf(rows, hits.len() as u64);
                     if let Some((_, f)) = hits.iter().find(|(h, _)| *h == r) {
                         any = true;
-                        total += part(idf, *f, f64::from(lengths[r as usize]), avgdl);
+                        total += part(idf, *f, norm(lengths[r as usize], avgdl));
                     }
                 }
                 any.then_some((r, total))
@@ -306,14 +354,14 @@ mod tests {
     }
 
     fn ranked(lengths: &[u32], terms: &[Vec<(u32, u32)>], k: usize) -> (Vec<u32>, usize) {
-        let length = |r: u32| lengths[r as usize];
+        let tokens = lengths.iter().map(|l| u64::from(*l)).sum();
+        let avgdl = avgdl(lengths.len() as u64, tokens);
+        let norms: Vec<f64> = lengths.iter().map(|l| norm(*l, avgdl)).collect();
         let in_scope = |_: u32| true;
         let order = |r: u32| r;
         let collection = Collection {
             rows: lengths.len() as u64,
-            tokens: lengths.iter().map(|l| u64::from(*l)).sum(),
-            max_row: lengths.len() as u32,
-            length: &length,
+            norms: &norms,
             in_scope: &in_scope,
             order: &order,
         };

@@ -42,6 +42,9 @@ pub struct OpenIndex {
     /// Passage numbers in chunk-id order: a chunk id (or a revision's chunks) is found by
     /// binary search, without a map holding a second copy of every id.
     by_chunk_id: Vec<u32>,
+    /// Every row's bm25 length normalisation in the word index and in trigrams, by document
+    /// number; worked out on the first ranked search.
+    norms: std::sync::OnceLock<[Vec<f64>; 2]>,
 }
 
 impl std::fmt::Debug for OpenIndex {
@@ -161,12 +164,37 @@ impl OpenIndex {
             node_position,
             chunk_order,
             by_chunk_id,
+            norms: std::sync::OnceLock::new(),
         })
     }
 
     /// Passages `a` and `b` in chunk-id order (the tie-break of every ranking).
     pub fn chunk_cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
         self.chunk_order.get(a).cmp(&self.chunk_order.get(b))
+    }
+
+    /// Each document's [`bm25::norm`](super::bm25::norm) in the word index (`words`) or in
+    /// trigrams, by document number of the build's one segment.
+    pub fn norms(&self, words: bool) -> &[f64] {
+        let [by_words, by_trigrams] = self.norms.get_or_init(|| {
+            use super::bm25::{avgdl, norm};
+            let totals = self.passages.totals();
+            let (word_mean, trigram_mean) = (
+                avgdl(totals.live, totals.words),
+                avgdl(totals.live, totals.trigrams),
+            );
+            let docs = self.seqs.first().map_or(&[][..], Vec::as_slice);
+            let lengths = docs.iter().map(|seq| self.passages.lengths(*seq as usize));
+            let (w, t): (Vec<f64>, Vec<f64>) = lengths
+                .map(|(w, t)| (norm(w, word_mean), norm(t, trigram_mean)))
+                .unzip();
+            [w, t]
+        });
+        if words {
+            by_words
+        } else {
+            by_trigrams
+        }
     }
 
     /// Passage `seq`'s place in chunk-id order (`u32::MAX` past the end).

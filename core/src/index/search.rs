@@ -249,37 +249,23 @@ pub fn ranking(
             })
             .collect(),
     };
-    let length = |row: u32| {
-        idx.seq_of_doc(row).map_or(0, |seq| {
-            let (words, trigrams) = idx.passages.lengths(seq);
-            match kind {
-                Ranked::Words => words,
-                Ranked::Runs => trigrams,
-            }
-        })
-    };
-    let in_scope = |row: u32| {
-        idx.seq_of_doc(row).is_some_and(|seq| {
+    // Rows come from live postings only (a purge deletes a passage's row and empties its slot
+    // together), so without a scope a row needs no passage read at all.
+    let in_scope = |row: u32| match (idx.seq_of_doc(row), scope) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(seq), Some((statuses, visible))) => {
             let p = idx.passage(seq);
-            p.live
-                && scope.is_none_or(|(statuses, visible)| {
-                    statuses.contains(&p.status()) && visible.contains(&p.sensitivity())
-                })
-        })
+            p.live && statuses.contains(&p.status()) && visible.contains(&p.sensitivity())
+        }
     };
     let order = |row: u32| {
         idx.seq_of_doc(row)
             .map_or(u32::MAX, |seq| idx.chunk_place(seq))
     };
-    let totals = idx.passages.totals();
     let collection = Collection {
-        rows: totals.live,
-        tokens: match kind {
-            Ranked::Words => totals.words,
-            Ranked::Runs => totals.trigrams,
-        },
-        max_row: segment.max_doc(),
-        length: &length,
+        rows: idx.passages.totals().live,
+        norms: idx.norms(kind == Ranked::Words),
         in_scope: &in_scope,
         order: &order,
     };
