@@ -57,6 +57,9 @@ pub fn part(idf: f64, f: u32, norm: f64) -> f64 {
 pub trait Occurrences {
     /// A cheap lower bound on the live rows holding the term (0 when none is known).
     fn rows_at_least(&self) -> u64;
+    /// The live rows holding the term, exactly (a later [`Occurrences::all`] may reuse what
+    /// counting them read).
+    fn rows(&mut self) -> Result<u64, String>;
     /// Every live row holding the term with its occurrence count, in row order.
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String>;
     /// The occurrence counts at `rows` (ascending; 0 where the term is absent).
@@ -85,27 +88,27 @@ impl Collection<'_> {
     }
 }
 
-/// What is known about one term while ranking.
-enum Known {
-    /// Every row holding it, with counts, and its idf.
-    Exact { idf: f64, hits: Vec<(u32, u32)> },
-    /// Held by at least half the rows: idf is the floor, counts are read where needed.
-    Common,
+/// One term while ranking: its idf, and its (row, count) list once read in full.
+struct Term {
+    idf: f64,
+    hits: Option<Vec<(u32, u32)>>,
 }
 
-impl Known {
-    fn count(&self, row: u32) -> u32 {
-        match self {
-            Known::Exact { hits, .. } => hits
-                .binary_search_by_key(&row, |(r, _)| *r)
-                .map_or(0, |i| hits[i].1),
-            Known::Common => 0,
-        }
+impl Term {
+    /// The most the term adds to any row.
+    fn most(&self) -> f64 {
+        self.idf * (K1 + 1.0)
     }
 }
 
 /// The best `k` in-scope rows holding at least one term, by score and then chunk order, best
 /// first — exactly the first `k` rows of the reference's `ORDER BY bm25, chunk_id`.
+///
+/// Terms are read in full heaviest first (the rarest, whose idf is largest). Before each next
+/// one, if the rows read so far already hold `k` whose partial score exceeds everything the
+/// unread terms could add together, no row they alone touch can make the cut: reading stops,
+/// and the unread terms are counted only in the rows near it. A query of common terms alone
+/// reads everything.
 pub fn top(
     collection: &Collection<'_>,
     terms: &mut [Box<dyn Occurrences + '_>],
@@ -116,172 +119,150 @@ pub fn top(
     }
     let mut known = Vec::with_capacity(terms.len());
     for term in terms.iter_mut() {
-        if term.rows_at_least().saturating_mul(2) >= collection.rows {
-            known.push(Known::Common);
+        // Held by half the rows or more: the idf is the floor whatever the exact count.
+        let idf = if term.rows_at_least().saturating_mul(2) >= collection.rows {
+            IDF_FLOOR
         } else {
-            let hits = term.all()?;
-            let idf = idf(collection.rows, hits.len() as u64);
-            known.push(Known::Exact { idf, hits });
-        }
+            idf(collection.rows, term.rows()?)
+        };
+        known.push(Term { idf, hits: None });
     }
-    let common: Vec<usize> = (0..known.len())
-        .filter(|i| matches!(known[*i], Known::Common))
-        .collect();
-    // What the common terms can add to any row, at most.
-    let bound = common.len() as f64 * IDF_FLOOR * (K1 + 1.0);
+    let mut heaviest: Vec<usize> = (0..known.len()).collect();
+    heaviest.sort_by(|a, b| known[*b].most().total_cmp(&known[*a].most()).then(a.cmp(b)));
 
-    // Scores from the exactly known terms, for every row they touch.
-    let mut partial = Scores::new(collection.max_row(), &known);
-    accumulate(collection, &known, &mut partial);
-    let mut touched = std::mem::take(&mut partial.touched);
-    touched.retain(|r| (collection.in_scope)(*r));
-
-    if touched.len() >= k {
-        let mut scores: Vec<f64> = touched.iter().map(|r| partial.get(*r)).collect();
-        let (_, kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-        let kth = *kth;
-        // Room for the rounding of summing in another order than the final score does.
-        let slack = kth.abs() * 1e-9;
-        if bound + slack < kth {
-            // At least k rows score ≥ kth; a row below `cut` cannot reach it even with every
-            // common term at its most, and a row no exact term touches scores below `bound`.
-            let cut = kth - bound - slack;
-            let mut near: Vec<u32> = touched
-                .into_iter()
-                .filter(|r| partial.get(*r) >= cut)
-                .collect();
-            near.sort_unstable();
-            let mut counts: Vec<Option<Vec<u32>>> = Vec::with_capacity(known.len());
-            for (i, term) in terms.iter_mut().enumerate() {
-                counts.push(if common.contains(&i) {
-                    Some(term.at(&near)?)
-                } else {
-                    None
-                });
+    let mut partial = Scores::new(collection.max_row());
+    let mut candidates: Vec<u32> = Vec::new();
+    let mut unread: f64 = known.iter().map(Term::most).sum();
+    let mut read = 0.0;
+    for i in heaviest {
+        // The k-th best partial score can only beat the unread terms when what was read can.
+        // The k-th best partial score is at most what was read, so it can only beat the
+        // unread terms once what was read outweighs them.
+        if candidates.len() >= k && read > unread {
+            let kth = kth(&partial, &candidates, k);
+            if unread + slack(kth) < kth {
+                break;
             }
-            let scored = near
-                .iter()
-                .enumerate()
-                .map(|(j, row)| {
-                    let score = score(collection, &known, *row, |i| {
-                        counts[i].as_ref().map(|c| c.get(j).copied().unwrap_or(0))
-                    });
-                    (*row, score)
-                })
-                .collect();
-            return Ok(best(collection, scored, k));
         }
+        let hits = terms[i].all()?;
+        let idf = known[i].idf;
+        for (row, f) in &hits {
+            if let Some(norm) = collection.norms.get(*row as usize) {
+                if partial.add(*row, part(idf, *f, *norm)) && (collection.in_scope)(*row) {
+                    candidates.push(*row);
+                }
+            }
+        }
+        known[i].hits = Some(hits);
+        unread -= known[i].most();
+        read += known[i].most();
     }
-
-    // The common terms decide: count them everywhere, and score every row any term touches.
-    for i in &common {
-        let hits = terms[*i].all()?;
-        let idf = idf(collection.rows, hits.len() as u64);
-        known[*i] = Known::Exact { idf, hits };
-    }
-    let mut all = Scores::new(collection.max_row(), &known);
-    accumulate(collection, &known, &mut all);
-    let scored = all
-        .touched
+    let unread: f64 = known
         .iter()
-        .filter(|r| (collection.in_scope)(**r))
-        .map(|r| (*r, all.get(*r)))
+        .filter(|t| t.hits.is_none())
+        .map(Term::most)
+        .sum();
+
+    // Rows that can still make the cut: every candidate when there are no more than k,
+    // otherwise those within what the unread terms could add of the k-th best.
+    let mut near = if candidates.len() > k {
+        let kth = kth(&partial, &candidates, k);
+        let cut = kth - unread - slack(kth);
+        candidates
+            .into_iter()
+            .filter(|r| partial.get(*r) >= cut)
+            .collect()
+    } else {
+        candidates
+    };
+    near.sort_unstable();
+    let mut counts: Vec<Option<Vec<u32>>> = Vec::with_capacity(known.len());
+    for (term, occurrences) in known.iter().zip(terms.iter_mut()) {
+        counts.push(match term.hits {
+            Some(_) => None,
+            None => Some(occurrences.at(&near)?),
+        });
+    }
+    let scored = near
+        .iter()
+        .enumerate()
+        .map(|(j, row)| {
+            let norm = collection.norm(*row);
+            let mut total = 0.0;
+            // Summed in query order, as the reference sums.
+            for (term, given) in known.iter().zip(&counts) {
+                let f = match (given, &term.hits) {
+                    (Some(c), _) => c.get(j).copied().unwrap_or(0),
+                    (None, Some(hits)) => hits
+                        .binary_search_by_key(row, |(r, _)| *r)
+                        .map_or(0, |at| hits[at].1),
+                    (None, None) => 0,
+                };
+                if f > 0 {
+                    total += part(term.idf, f, norm);
+                }
+            }
+            (*row, total)
+        })
         .collect();
     Ok(best(collection, scored, k))
 }
 
-/// Per-row sums, and which rows have one: a table over every row when the terms touch many, a
-/// map when they touch few, so a rare term does not pay for a table the size of the index.
-struct Scores {
-    sums: Sums,
-    touched: Vec<u32>,
+/// Room for the rounding of summing in another order than the final score does.
+fn slack(score: f64) -> f64 {
+    score.abs() * 1e-9
 }
 
-enum Sums {
+/// The k-th best partial score among `candidates` (at least k of them).
+fn kth(partial: &Scores, candidates: &[u32], k: usize) -> f64 {
+    let mut scores: Vec<f64> = candidates.iter().map(|r| partial.get(*r)).collect();
+    let (_, kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    *kth
+}
+
+/// Partial per-row sums: a map while few rows are touched, a table over every row once many
+/// are, so a rare term does not pay for a table the size of the index.
+enum Scores {
+    Map(rustc_hash::FxHashMap<u32, f64>, u32),
     Table(Vec<f64>),
-    Map(rustc_hash::FxHashMap<u32, f64>),
 }
 
 impl Scores {
-    fn new(rows: u32, known: &[Known]) -> Scores {
-        let hits: usize = known
-            .iter()
-            .map(|k| match k {
-                Known::Exact { hits, .. } => hits.len(),
-                Known::Common => 0,
-            })
-            .sum();
-        let sums = if hits >= rows as usize / 32 {
-            Sums::Table(vec![0.0; rows as usize])
-        } else {
-            let mut map = rustc_hash::FxHashMap::default();
-            map.reserve(hits);
-            Sums::Map(map)
-        };
-        Scores {
-            sums,
-            touched: Vec::new(),
-        }
+    fn new(rows: u32) -> Scores {
+        Scores::Map(rustc_hash::FxHashMap::default(), rows)
     }
 
-    fn add(&mut self, row: u32, part: f64) {
-        let slot = match &mut self.sums {
-            Sums::Table(table) => match table.get_mut(row as usize) {
-                Some(slot) => slot,
-                None => return,
-            },
-            Sums::Map(map) => map.entry(row).or_insert(0.0),
-        };
-        // A part is never zero, so a zero sum is a row not yet seen.
-        if *slot == 0.0 {
-            self.touched.push(row);
+    /// Adds `part` to `row`'s sum; true when the row had none before (a part is never zero).
+    fn add(&mut self, row: u32, part: f64) -> bool {
+        if let Scores::Map(map, rows) = self {
+            if map.len() >= (*rows as usize / 32).max(64) {
+                let mut table = vec![0.0; *rows as usize];
+                for (r, v) in map.drain() {
+                    if let Some(slot) = table.get_mut(r as usize) {
+                        *slot = v;
+                    }
+                }
+                *self = Scores::Table(table);
+            }
         }
+        let slot = match self {
+            Scores::Map(map, _) => map.entry(row).or_insert(0.0),
+            Scores::Table(table) => match table.get_mut(row as usize) {
+                Some(slot) => slot,
+                None => return false,
+            },
+        };
+        let new = *slot == 0.0;
         *slot += part;
+        new
     }
 
     fn get(&self, row: u32) -> f64 {
-        match &self.sums {
-            Sums::Table(table) => table.get(row as usize).copied().unwrap_or(0.0),
-            Sums::Map(map) => map.get(&row).copied().unwrap_or(0.0),
+        match self {
+            Scores::Map(map, _) => map.get(&row).copied().unwrap_or(0.0),
+            Scores::Table(table) => table.get(row as usize).copied().unwrap_or(0.0),
         }
     }
-}
-
-/// Adds every exactly known term's part to the rows it occurs in. Terms are taken in query
-/// order, so each row's sum is formed in the order [`score`] forms it, bit for bit.
-fn accumulate(collection: &Collection<'_>, known: &[Known], into: &mut Scores) {
-    for k in known {
-        if let Known::Exact { idf, hits } = k {
-            for (row, f) in hits {
-                if let Some(norm) = collection.norms.get(*row as usize) {
-                    into.add(*row, part(*idf, *f, *norm));
-                }
-            }
-        }
-    }
-}
-
-/// A row's score, summed in query order as the reference sums it. `given(i)` is term `i`'s
-/// count at the row when it was read separately.
-fn score(
-    collection: &Collection<'_>,
-    known: &[Known],
-    row: u32,
-    given: impl Fn(usize) -> Option<u32>,
-) -> f64 {
-    let norm = collection.norm(row);
-    let mut total = 0.0;
-    for (i, k) in known.iter().enumerate() {
-        let (idf, f) = match (given(i), k) {
-            (Some(f), _) => (IDF_FLOOR, f),
-            (None, Known::Exact { idf, .. }) => (*idf, k.count(row)),
-            (None, Known::Common) => continue,
-        };
-        if f > 0 {
-            total += part(idf, f, norm);
-        }
-    }
-    total
 }
 
 /// The first `k` of `scored` by score, then chunk order.
@@ -312,6 +293,9 @@ mod tests {
     impl Occurrences for Listed {
         fn rows_at_least(&self) -> u64 {
             self.bound
+        }
+        fn rows(&mut self) -> Result<u64, String> {
+            Ok(self.hits.len() as u64)
         }
         fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
             self.reads.set(self.reads.get() + self.hits.len());
@@ -397,7 +381,7 @@ mod tests {
             let terms: Vec<Vec<(u32, u32)>> = (0..1 + rng.below(5))
                 .map(|_| {
                     // Some terms are rare, some held by most rows.
-                    let share = [2, 10, 60, 90][rng.below(4)];
+                    let share = [2, 10, 30, 60, 90][rng.below(5)];
                     let mut hits = Vec::new();
                     for r in 0..rows as u32 {
                         if rng.below(100) < share {
@@ -425,6 +409,26 @@ mod tests {
         assert!(
             reads < rare.len() * 4,
             "read {reads} counts; the common terms should only be read near the cut"
+        );
+    }
+
+    #[test]
+    fn terms_too_light_to_change_the_cut_are_counted_only_near_it() {
+        // One rare term, and terms a third of the rows hold: not floored, but once the rare
+        // term's rows are ahead, reading them in full cannot change the first 50.
+        let rows = 20_000u32;
+        let lengths: Vec<u32> = (0..rows).map(|r| 30 + r % 13).collect();
+        let rare: Vec<(u32, u32)> = (0..rows).step_by(97).map(|r| (r, 2)).collect();
+        let third: Vec<(u32, u32)> = (0..rows).filter(|r| r % 3 == 0).map(|r| (r, 1)).collect();
+        let terms = vec![third.clone(), rare.clone(), third];
+        let (fast, reads) = ranked(&lengths, &terms, 50);
+        assert_eq!(fast, brute(&lengths, &terms, 50));
+        // The rare rows in full, then the two lighter terms at those rows only — never the
+        // third of the index they hold.
+        assert!(
+            reads <= rare.len() * 3,
+            "read {reads} counts for {} rare rows",
+            rare.len()
         );
     }
 

@@ -97,6 +97,8 @@ pub struct WordPhrase<'a> {
     inverted: Arc<InvertedIndexReader>,
     tokens: Vec<Term>,
     segment: Segment<'a>,
+    /// What counting the rows read, kept for [`Occurrences::all`].
+    read: Option<Vec<(u32, u32)>>,
 }
 
 impl<'a> WordPhrase<'a> {
@@ -109,6 +111,7 @@ impl<'a> WordPhrase<'a> {
             inverted,
             tokens,
             segment,
+            read: None,
         }
     }
 
@@ -177,7 +180,20 @@ impl Occurrences for WordPhrase<'_> {
         }
     }
 
+    fn rows(&mut self) -> Result<u64, String> {
+        if let ([one], 0) = (self.tokens.as_slice(), self.segment.deleted) {
+            return self.inverted.doc_freq(one).map(u64::from).map_err(io);
+        }
+        let all = self.all()?;
+        let rows = all.len() as u64;
+        self.read = Some(all);
+        Ok(rows)
+    }
+
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
+        if let Some(read) = self.read.take() {
+            return Ok(read);
+        }
         match self.tokens.as_slice() {
             [] => Ok(Vec::new()),
             [one] => {
@@ -227,6 +243,8 @@ pub struct Substring<'a> {
     needle: String,
     runs: Vec<Match<'a>>,
     segment: Segment<'a>,
+    /// What counting the rows read, kept for [`Occurrences::all`].
+    read: Option<Vec<(u32, u32)>>,
 }
 
 impl<'a> Substring<'a> {
@@ -246,6 +264,7 @@ impl<'a> Substring<'a> {
             needle,
             runs,
             segment,
+            read: None,
         }
     }
 
@@ -297,7 +316,24 @@ impl Occurrences for Substring<'_> {
             .unwrap_or(0)
     }
 
+    fn rows(&mut self) -> Result<u64, String> {
+        // One run, no deletions and no over-long runs anywhere: its frequency is the count.
+        if let ([one], 0) = (self.runs.as_slice(), self.segment.deleted) {
+            let long = Term::from_field_text(self.field, &long_marker());
+            if self.inverted.doc_freq(&long).map_err(io)? == 0 {
+                return Ok(u64::from(one.doc_freq));
+            }
+        }
+        let all = self.all()?;
+        let rows = all.len() as u64;
+        self.read = Some(all);
+        Ok(rows)
+    }
+
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
+        if let Some(read) = self.read.take() {
+            return Ok(read);
+        }
         let mut hits = Vec::new();
         for m in &self.runs {
             if let Some(mut p) = self.postings_of(m.run)? {
