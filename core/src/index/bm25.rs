@@ -140,7 +140,17 @@ pub fn top(
         // unread terms once what was read outweighs them.
         if candidates.len() >= k && read > unread {
             let kth = kth(&partial, &candidates, k);
-            if unread + slack(kth) < kth {
+            let cut = kth - unread - slack(kth);
+            // Stopping pays only when few rows stay near the cut: each is then counted on its
+            // own (a substring by reading the passage), which costs more per row than reading
+            // a term's postings in full.
+            if cut > 0.0
+                && candidates
+                    .iter()
+                    .filter(|r| partial.get(**r) >= cut)
+                    .count()
+                    <= NEAR_LIMIT.max(4 * k)
+            {
                 break;
             }
         }
@@ -207,6 +217,9 @@ pub fn top(
         .collect();
     Ok(best(collection, scored, k))
 }
+
+/// Rows near the cut that still make stopping early worth it (see [`top`]).
+const NEAR_LIMIT: usize = 2048;
 
 /// Room for the rounding of summing in another order than the final score does.
 fn slack(score: f64) -> f64 {

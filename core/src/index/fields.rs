@@ -27,6 +27,8 @@ pub struct Fields {
     pub heading: Field,
     pub text: Field,
     pub words: Field,
+    /// Character trigrams: indexed for the summary forest's node texts only; passages are found
+    /// by substring through `runs`.
     pub trigrams: Field,
     pub seq: Field,
     /// Each passage's whitespace runs, case-folded ([`super::runs`]): the substring retriever.
