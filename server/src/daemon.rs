@@ -228,7 +228,7 @@ pub fn run_foreground(
     mut lock: DaemonLock,
     ready: impl FnOnce(&AppState, u16),
 ) -> Result<(), CoreError> {
-    crate::memory::one_arena();
+    crate::memory::arenas_per_core();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -7,7 +7,7 @@
 //!   through the seat, then typed dispatch.
 //! * [`tools`]: one file per tool; [`tools::Handlers`] implements the generated trait.
 //! * [`daemon`]: single instance per data directory, the lock file, start/stop, signals.
-//! * [`memory`]: one malloc arena and an idle trim, so resident memory tracks what is held.
+//! * [`memory`]: a malloc arena per core and an idle trim, so resident memory tracks what is held.
 
 pub mod admission;
 pub mod app;
