@@ -19,10 +19,10 @@ import os
 import random
 import re
 import subprocess
-import sys
-import tempfile
 import time
 import urllib.request
+
+from side_by_side import serve_ours
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEER = os.path.join(HERE, "..", "..", "shared", "peer")
@@ -109,16 +109,7 @@ def main():
     name = os.path.basename(project)
 
     sh(["bash", os.path.join(PEER, "run-reference.sh"), project, "17419"])
-    data = tempfile.mkdtemp(prefix="theurian-agree-")
-    env = dict(os.environ, THEURIAN_DATA_DIR=data)
-    # Both implementations keep derived state under the project's .theurian/state/ and name
-    # their active index the same way, so ours serves a clone: building ours in the folder the
-    # reference serves would replace the pointer the reference reads.
-    clone = os.path.join(data, name)
-    sh(["git", "clone", "-q", project, clone])
-    for cmd in (["project", "register", "--project-id", name], ["migrate", "apply"], ["index", "build"]):
-        sh([a.ours, "--json", *cmd], cwd=clone, env=env)
-    sh([a.ours, "daemon", "start", "--port", "17420"], cwd=clone, env=env)
+    data, env = serve_ours(a.ours, project, name, 17420)
     try:
         ref = Client("http://127.0.0.1:17419/mcp", os.path.join(PEER_ROOT, "data-17419", "auth", "mcp-token"))
         ours = Client("http://127.0.0.1:17420/mcp", os.path.join(data, "auth", "mcp-token"))

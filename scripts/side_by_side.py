@@ -97,6 +97,23 @@ def cold_start_ms(cmd, url, token_file, project, env=None, runs=5):
     return statistics.median(samples)
 
 
+def serve_ours(ours, project, name, port):
+    """Registers, applies, builds and serves a clone of `project` with our build from a scratch
+    data directory; returns the data directory and the environment naming it.
+
+    Both implementations keep derived state under the project's .theurian/state/ and name their
+    active index alike: ours serves a clone, or its build would replace the pointer the
+    reference reads and the reference would answer from its unranked fallback scan."""
+    data = tempfile.mkdtemp(prefix="theurian-ours-")
+    env = dict(os.environ, THEURIAN_DATA_DIR=data)
+    clone = os.path.join(data, name)
+    sh(["git", "clone", "-q", project, clone])
+    for cmd in (["project", "register", "--project-id", name], ["migrate", "apply"], ["index", "build"]):
+        sh([ours, "--json", *cmd], cwd=clone, env=env)
+    sh([ours, "daemon", "start", "--port", str(port)], cwd=clone, env=env)
+    return data, env
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("project")
@@ -109,16 +126,7 @@ def main():
 
     if not a.ours_only:
         sh(["bash", os.path.join(PEER, "run-reference.sh"), project, "17419"])
-    data = tempfile.mkdtemp(prefix="theurian-side-")
-    env = dict(os.environ, THEURIAN_DATA_DIR=data)
-    # Both implementations keep derived state under the project's .theurian/state/ and name
-    # their active index alike: ours serves a clone, or its build would replace the pointer the
-    # reference reads and the reference would answer from its unranked fallback scan.
-    clone = os.path.join(data, name)
-    sh(["git", "clone", "-q", project, clone])
-    for cmd in (["project", "register", "--project-id", name], ["migrate", "apply"], ["index", "build"]):
-        sh([a.ours, "--json", *cmd], cwd=clone, env=env)
-    sh([a.ours, "daemon", "start", "--port", "17420"], cwd=clone, env=env)
+    data, env = serve_ours(a.ours, project, name, 17420)
     ours_pid = json.loads(sh([a.ours, "--json", "daemon", "status"], env=env))["pid"]
     ref_pid = None
     if not a.ours_only:

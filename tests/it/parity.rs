@@ -3,7 +3,7 @@
 //! (`MATCH '"t1" OR "t2"' ORDER BY bm25, chunk_id LIMIT depth+1`) over the word table
 //! (`unicode61 remove_diacritics 2`) and the trigram table, compared row for row.
 
-use crate::ranked::project_of;
+use crate::ranked::{built, project_of};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::Row;
 use theurian_core::corpus::Rng;
@@ -97,12 +97,7 @@ async fn lexical_and_substring_rankings_are_fts5_bm25_row_for_row() {
         .map(|i| (format!("arch.parity-{i:03}"), body(&mut rng, i)))
         .collect();
     let repo = project_of(&bodies, "internal");
-    let built = repo.ok(&["--json", "index", "build"]);
-    let id = built["indexBuildId"].as_str().expect("build id");
-    let dir = repo
-        .dir
-        .path()
-        .join(format!(".theurian/state/theurian-index-{id}"));
+    let (_, dir) = built(&repo);
     let idx = OpenIndex::open(&dir).expect("open");
 
     // The reference's two tables, over the same passages.

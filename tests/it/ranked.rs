@@ -66,6 +66,17 @@ pub(crate) fn project_of(bodies: &[(String, String)], sensitivity: &str) -> Repo
     project_with(&items)
 }
 
+/// Runs `index build` in `repo`: its JSON answer, and the published build's directory.
+pub(crate) fn built(repo: &Repo) -> (Value, std::path::PathBuf) {
+    let built = repo.ok(&["--json", "index", "build"]);
+    let id = built["indexBuildId"].as_str().expect("build id");
+    let dir = repo
+        .dir
+        .path()
+        .join(format!(".theurian/state/theurian-index-{id}"));
+    (built, dir)
+}
+
 /// A repository with one migration per (item, sensitivity, body), committed and applied.
 fn project_with(items: &[(&str, &str, &str)]) -> Repo {
     let repo = Repo::of(&shared().join("reference/worked-example"));
@@ -634,12 +645,7 @@ fn concurrent_first_opens_share_one_copy_and_embeddings_load_on_demand() {
             "# Two\n\nThe daemon token lives in the data directory.\n",
         ),
     ]);
-    let built = repo.ok(&["--json", "index", "build"]);
-    let id = built["indexBuildId"].as_str().expect("build id");
-    let dir = repo
-        .dir
-        .path()
-        .join(format!(".theurian/state/theurian-index-{id}"));
+    let (_, dir) = built(&repo);
     let cache = std::sync::Arc::new(theurian_core::index::open::IndexCache::default());
     let opened: Vec<_> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..8)
@@ -706,12 +712,7 @@ fn a_build_is_published_as_one_segment() {
         })
         .collect();
     let repo = project_of(&bodies, "internal");
-    let built = repo.ok(&["--json", "index", "build"]);
-    let id = built["indexBuildId"].as_str().expect("build id");
-    let dir = repo
-        .dir
-        .path()
-        .join(format!(".theurian/state/theurian-index-{id}"));
+    let (built, dir) = built(&repo);
     let idx = theurian_core::index::open::OpenIndex::open(&dir).expect("open");
     assert_eq!(
         idx.passages.len(),

@@ -57,9 +57,9 @@ pub fn part(idf: f64, f: u32, norm: f64) -> f64 {
 pub trait Occurrences {
     /// A cheap lower bound on the live rows holding the term (0 when none is known).
     fn rows_at_least(&self) -> u64;
-    /// The live rows holding the term, exactly (a later [`Occurrences::all`] may reuse what
-    /// counting them read).
-    fn rows(&mut self) -> Result<u64, String>;
+    /// The live rows holding the term, exactly, when that is known without reading them (None
+    /// otherwise: the term is then read in full to be counted).
+    fn rows_known(&self) -> Result<Option<u64>, String>;
     /// Every live row holding the term with its occurrence count, in row order.
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String>;
     /// The occurrence counts at `rows` (ascending; 0 where the term is absent).
@@ -88,9 +88,11 @@ impl Collection<'_> {
     }
 }
 
-/// One term while ranking: its idf, and its (row, count) list once read in full.
+/// One term while ranking: its idf, and its (row, count) list once read in full — `read` when
+/// counting its rows already read it, `hits` once its parts are in the partial scores.
 struct Term {
     idf: f64,
+    read: Option<Vec<(u32, u32)>>,
     hits: Option<Vec<(u32, u32)>>,
 }
 
@@ -120,12 +122,19 @@ pub fn top(
     let mut known = Vec::with_capacity(terms.len());
     for term in terms.iter_mut() {
         // Held by half the rows or more: the idf is the floor whatever the exact count.
-        let idf = if term.rows_at_least().saturating_mul(2) >= collection.rows {
-            IDF_FLOOR
+        let (idf, read) = if term.rows_at_least().saturating_mul(2) >= collection.rows {
+            (IDF_FLOOR, None)
+        } else if let Some(rows) = term.rows_known()? {
+            (idf(collection.rows, rows), None)
         } else {
-            idf(collection.rows, term.rows()?)
+            let read = term.all()?;
+            (idf(collection.rows, read.len() as u64), Some(read))
         };
-        known.push(Term { idf, hits: None });
+        known.push(Term {
+            idf,
+            read,
+            hits: None,
+        });
     }
     let mut heaviest: Vec<usize> = (0..known.len()).collect();
     heaviest.sort_by(|a, b| known[*b].most().total_cmp(&known[*a].most()).then(a.cmp(b)));
@@ -154,7 +163,10 @@ pub fn top(
                 break;
             }
         }
-        let hits = terms[i].all()?;
+        let hits = match known[i].read.take() {
+            Some(read) => read,
+            None => terms[i].all()?,
+        };
         let idf = known[i].idf;
         for (row, f) in &hits {
             if let Some(norm) = collection.norms.get(*row as usize) {
@@ -307,8 +319,8 @@ mod tests {
         fn rows_at_least(&self) -> u64 {
             self.bound
         }
-        fn rows(&mut self) -> Result<u64, String> {
-            Ok(self.hits.len() as u64)
+        fn rows_known(&self) -> Result<Option<u64>, String> {
+            Ok(Some(self.hits.len() as u64))
         }
         fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
             self.reads.set(self.reads.get() + self.hits.len());

@@ -11,6 +11,7 @@ pub mod choose;
 pub mod chunk;
 pub mod embed;
 pub mod fields;
+pub mod mapped;
 pub mod open;
 pub mod passages;
 pub mod phrases;

@@ -20,10 +20,11 @@
 //! order at open, the gate) touches a few hundred bytes per passage, and a passage's text is
 //! read only when a search needs it.
 
+use super::mapped::{self, u32_at, u64_at};
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
-use tantivy::directory::{Directory, MmapDirectory, OwnedBytes};
+use tantivy::directory::OwnedBytes;
 
 /// The table's file name inside a build directory.
 pub const PASSAGES_FILE: &str = "passages.bin";
@@ -237,29 +238,14 @@ impl PassageTable {
     /// Maps the table in `dir` and checks its shape: the magic, the count, and that every
     /// record's strings lie inside the file. An error says what is wrong with it.
     pub fn open(dir: &Path) -> Result<PassageTable, String> {
-        let directory = MmapDirectory::open(dir).map_err(|e| format!("{PASSAGES_FILE}: {e}"))?;
-        let bytes = directory
-            .open_read(Path::new(PASSAGES_FILE))
-            .map_err(|e| format!("{PASSAGES_FILE}: {e}"))?
-            .read_bytes()
-            .map_err(|e| format!("{PASSAGES_FILE}: {e}"))?;
-        Self::from_bytes(bytes)
+        Self::from_bytes(mapped::map(dir, PASSAGES_FILE)?)
     }
 
     fn from_bytes(bytes: OwnedBytes) -> Result<PassageTable, String> {
         let damaged = |what: &str| format!("{PASSAGES_FILE} is damaged: {what}");
         let data = bytes.as_slice();
-        if data.len() < HEADER || &data[..8] != MAGIC {
-            return Err(damaged("it does not start with the passage table's magic"));
-        }
-        let count = u64_at(data, 8).unwrap_or(u64::MAX);
+        let (count, lengths_at) = mapped::records(data, MAGIC, HEADER, RECORD, damaged)?;
         let labels_len = u64_at(data, 16).unwrap_or(u64::MAX);
-        let lengths_at = usize::try_from(count)
-            .ok()
-            .and_then(|c| c.checked_mul(RECORD))
-            .and_then(|r| r.checked_add(HEADER))
-            .filter(|end| *end <= data.len())
-            .ok_or_else(|| damaged("the record table is longer than the file"))?;
         let labels_at = (count as usize)
             .checked_mul(LENGTHS)
             .and_then(|l| l.checked_add(lengths_at))
@@ -400,14 +386,6 @@ pub fn trigram_tokens(text: &str) -> u32 {
 
 fn utf8(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap_or_default()
-}
-
-fn u64_at(data: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?))
-}
-
-fn u32_at(data: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
 }
 
 #[cfg(test)]

@@ -97,8 +97,6 @@ pub struct WordPhrase<'a> {
     inverted: Arc<InvertedIndexReader>,
     tokens: Vec<Term>,
     segment: Segment<'a>,
-    /// What counting the rows read, kept for [`Occurrences::all`].
-    read: Option<Vec<(u32, u32)>>,
 }
 
 impl<'a> WordPhrase<'a> {
@@ -111,7 +109,6 @@ impl<'a> WordPhrase<'a> {
             inverted,
             tokens,
             segment,
-            read: None,
         }
     }
 
@@ -180,20 +177,15 @@ impl Occurrences for WordPhrase<'_> {
         }
     }
 
-    fn rows(&mut self) -> Result<u64, String> {
-        if let ([one], 0) = (self.tokens.as_slice(), self.segment.deleted) {
-            return self.inverted.doc_freq(one).map(u64::from).map_err(io);
+    fn rows_known(&self) -> Result<Option<u64>, String> {
+        // Without deletions a token's document frequency is its live row count.
+        match (self.tokens.as_slice(), self.segment.deleted) {
+            ([one], 0) => Ok(Some(u64::from(self.inverted.doc_freq(one).map_err(io)?))),
+            _ => Ok(None),
         }
-        let all = self.all()?;
-        let rows = all.len() as u64;
-        self.read = Some(all);
-        Ok(rows)
     }
 
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
-        if let Some(read) = self.read.take() {
-            return Ok(read);
-        }
         match self.tokens.as_slice() {
             [] => Ok(Vec::new()),
             [one] => {
@@ -243,8 +235,6 @@ pub struct Substring<'a> {
     needle: String,
     runs: Vec<Match<'a>>,
     segment: Segment<'a>,
-    /// What counting the rows read, kept for [`Occurrences::all`].
-    read: Option<Vec<(u32, u32)>>,
 }
 
 impl<'a> Substring<'a> {
@@ -264,7 +254,6 @@ impl<'a> Substring<'a> {
             needle,
             runs,
             segment,
-            read: None,
         }
     }
 
@@ -316,24 +305,18 @@ impl Occurrences for Substring<'_> {
             .unwrap_or(0)
     }
 
-    fn rows(&mut self) -> Result<u64, String> {
+    fn rows_known(&self) -> Result<Option<u64>, String> {
         // One run, no deletions and no over-long runs anywhere: its frequency is the count.
         if let ([one], 0) = (self.runs.as_slice(), self.segment.deleted) {
             let long = Term::from_field_text(self.field, &long_marker());
             if self.inverted.doc_freq(&long).map_err(io)? == 0 {
-                return Ok(u64::from(one.doc_freq));
+                return Ok(Some(u64::from(one.doc_freq)));
             }
         }
-        let all = self.all()?;
-        let rows = all.len() as u64;
-        self.read = Some(all);
-        Ok(rows)
+        Ok(None)
     }
 
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
-        if let Some(read) = self.read.take() {
-            return Ok(read);
-        }
         let mut hits = Vec::new();
         for m in &self.runs {
             if let Some(mut p) = self.postings_of(m.run)? {

@@ -19,9 +19,10 @@
 //! (u64) and how many documents hold it (u32, deleted ones included, as tantivy counts); then
 //! the text area, every entry followed by a line feed (never part of a run).
 
+use super::mapped::{self, u32_at, u64_at};
 use std::io::Write;
 use std::path::Path;
-use tantivy::directory::{Directory, MmapDirectory, OwnedBytes};
+use tantivy::directory::OwnedBytes;
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
 /// The vocabulary's file name inside a build directory.
@@ -216,29 +217,14 @@ impl std::fmt::Debug for Vocabulary {
 impl Vocabulary {
     /// Maps `runs.bin` in `dir` and checks its shape.
     pub fn open(dir: &Path) -> Result<Vocabulary, String> {
-        let directory = MmapDirectory::open(dir).map_err(|e| format!("{RUNS_FILE}: {e}"))?;
-        let bytes = directory
-            .open_read(Path::new(RUNS_FILE))
-            .map_err(|e| format!("{RUNS_FILE}: {e}"))?
-            .read_bytes()
-            .map_err(|e| format!("{RUNS_FILE}: {e}"))?;
-        Self::from_bytes(bytes)
+        Self::from_bytes(mapped::map(dir, RUNS_FILE)?)
     }
 
     fn from_bytes(bytes: OwnedBytes) -> Result<Vocabulary, String> {
         let damaged = |what: &str| format!("{RUNS_FILE} is damaged: {what}");
         let data = bytes.as_slice();
-        if data.len() < HEADER || &data[..8] != MAGIC {
-            return Err(damaged("it does not start with the run vocabulary's magic"));
-        }
-        let count = u64_at(data, 8).unwrap_or(u64::MAX);
+        let (count, text_at) = mapped::records(data, MAGIC, HEADER, RECORD, damaged)?;
         let text_len = u64_at(data, 16).unwrap_or(u64::MAX);
-        let text_at = usize::try_from(count)
-            .ok()
-            .and_then(|c| c.checked_mul(RECORD))
-            .and_then(|r| r.checked_add(HEADER))
-            .filter(|end| *end <= data.len())
-            .ok_or_else(|| damaged("the record table is longer than the file"))?;
         if usize::try_from(text_len)
             .ok()
             .and_then(|l| l.checked_add(text_at))
@@ -343,14 +329,6 @@ impl Vocabulary {
         }
         lo
     }
-}
-
-fn u64_at(data: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?))
-}
-
-fn u32_at(data: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
 }
 
 #[cfg(test)]
