@@ -55,11 +55,14 @@ fn sections(text: &str) -> Vec<(String, String)> {
 }
 
 /// Greedily re-joins `parts` with `sep` into pieces of at most `TARGET_CHARS`; a part already
-/// over the target stays whole.
-fn pack(parts: Vec<String>, sep: &str) -> Vec<String> {
+/// over the target stays whole. Each part is trimmed first and a blank one dropped, as the
+/// reference does at every level (paragraphs, sentences, words, character cuts), so a passage
+/// never starts or ends with the indentation or line breaks around the boundary it was cut at.
+fn pack<'a>(parts: impl IntoIterator<Item = &'a str>, sep: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current: Option<String> = None;
-    for p in parts {
+    for p in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
+        let p = p.to_owned();
         current = match current {
             None => Some(p),
             Some(c) if len(&c) + len(sep) + len(&p) <= TARGET_CHARS => Some(format!("{c}{sep}{p}")),
@@ -101,37 +104,29 @@ fn split_long(text: &str) -> Vec<String> {
         return vec![text.to_owned()];
     }
     let mut pieces = Vec::new();
-    for para in pack(
-        PARAGRAPH_BREAK
-            .split(text)
-            .map(str::to_owned)
-            .filter(|p| !p.is_empty())
-            .collect(),
-        "\n\n",
-    ) {
+    for para in pack(PARAGRAPH_BREAK.split(text), "\n\n") {
         if len(&para) <= TARGET_CHARS {
             pieces.push(para);
             continue;
         }
-        for sentence in pack(sentences(&para), " ") {
+        for sentence in pack(sentences(&para).iter().map(String::as_str), " ") {
             if len(&sentence) <= TARGET_CHARS {
                 pieces.push(sentence);
                 continue;
             }
-            for words in pack(
-                sentence.split_whitespace().map(str::to_owned).collect(),
-                " ",
-            ) {
+            for words in pack(sentence.split_whitespace(), " ") {
                 if len(&words) <= TARGET_CHARS {
                     pieces.push(words);
                     continue;
                 }
+                // The last resort: cuts of TARGET_CHARS code points, packed like any other
+                // parts (so trimmed, and re-joined with nothing where they fit).
                 let chars: Vec<char> = words.chars().collect();
-                pieces.extend(
-                    chars
-                        .chunks(TARGET_CHARS)
-                        .map(|c| c.iter().collect::<String>()),
-                );
+                let cuts: Vec<String> = chars
+                    .chunks(TARGET_CHARS)
+                    .map(|c| c.iter().collect::<String>())
+                    .collect();
+                pieces.extend(pack(cuts.iter().map(String::as_str), ""));
             }
         }
     }
@@ -164,7 +159,8 @@ pub fn chunk(text: &str) -> Vec<Chunk> {
     }
     if let Some((h, t)) = pending {
         match merged.last_mut() {
-            Some((_, prev)) if len(prev) + 2 + len(&t) <= TARGET_CHARS => {
+            // The reference compares the two texts' lengths without the separator.
+            Some((_, prev)) if len(prev) + len(&t) <= TARGET_CHARS => {
                 prev.push_str("\n\n");
                 prev.push_str(&t);
             }
@@ -216,6 +212,38 @@ mod tests {
             sentences_of("終わり。次！ A. B"),
             vec!["終わり。", "次！", " A.", "B"]
         );
+    }
+
+    #[test]
+    fn every_part_is_trimmed_before_it_is_packed() {
+        // Two paragraphs over the target together; the second indented after a blank line.
+        let first = "Alpha words here. ".repeat(40); // 720 code points
+        let second = format!("   {}", "Beta words there. ".repeat(30));
+        let chunks = chunk(&format!("# H\n\n{first}\n\n{second}\n"));
+        assert_eq!(chunks.len(), 2, "{chunks:?}");
+        assert!(
+            chunks[1].text.starts_with("Beta"),
+            "{:?}",
+            &chunks[1].text[..20]
+        );
+        assert!(chunks.iter().all(|c| c.text == c.text.trim()));
+        // Raw character cuts are trimmed too.
+        let blob = format!("{} {}", "x".repeat(999), "y".repeat(1500));
+        let cut = chunk(&blob);
+        assert!(cut
+            .iter()
+            .all(|c| c.text == c.text.trim() && !c.text.is_empty()));
+    }
+
+    #[test]
+    fn a_trailing_runt_folds_back_when_the_two_texts_fit_without_the_separator() {
+        // 900 + 100 code points: 1000 fits the target only if the "\n\n" is not counted.
+        let long = format!("# A\n\n{}", "w".repeat(895)); // 900 with the heading line
+        let runt = format!("# B\n\n{}", "z".repeat(95)); // 100
+        let chunks = chunk(&format!("{long}\n{runt}"));
+        let lengths: Vec<usize> = chunks.iter().map(|c| len(&c.text)).collect();
+        assert_eq!(lengths, [1002], "900 and 100 joined by a blank line");
+        assert!(chunks[0].text.ends_with(&"z".repeat(95)));
     }
 
     fn sentences_of(s: &str) -> Vec<String> {
