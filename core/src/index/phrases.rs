@@ -307,13 +307,10 @@ impl Occurrences for Substring<'_> {
 
     fn rows_known(&self) -> Result<Option<u64>, String> {
         // One run, no deletions and no over-long runs anywhere: its frequency is the count.
-        if let ([one], 0) = (self.runs.as_slice(), self.segment.deleted) {
-            let long = Term::from_field_text(self.field, &long_marker());
-            if self.inverted.doc_freq(&long).map_err(io)? == 0 {
-                return Ok(Some(u64::from(one.doc_freq)));
-            }
-        }
-        Ok(None)
+        Ok(match (self.runs.as_slice(), self.segment.deleted) {
+            ([one], 0) if !self.index.runs.has_long_runs() => Some(u64::from(one.doc_freq)),
+            _ => None,
+        })
     }
 
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
@@ -325,8 +322,10 @@ impl Occurrences for Substring<'_> {
         }
         // Passages holding an over-long run are counted from their text, whole.
         let mut long = Vec::new();
-        if let Some(mut p) = self.postings_of(long_marker().as_bytes())? {
-            drain(&mut p, self.segment, 1, &mut long);
+        if self.index.runs.has_long_runs() {
+            if let Some(mut p) = self.postings_of(long_marker().as_bytes())? {
+                drain(&mut p, self.segment, 1, &mut long);
+            }
         }
         let mut merged = if self.runs.len() <= 1 {
             hits

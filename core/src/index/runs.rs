@@ -38,8 +38,10 @@ const RECORD: usize = 12;
 
 /// The term standing for every run longer than [`LONG_RUN`]: itself longer than that, so no
 /// run is ever indexed as it.
-pub fn long_marker() -> String {
-    "~".repeat(LONG_RUN + 1)
+pub fn long_marker() -> &'static str {
+    static MARKER: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| "~".repeat(LONG_RUN + 1));
+    &MARKER
 }
 
 /// One character folded the way the reference's trigram index folds case: to its lowercase
@@ -107,7 +109,8 @@ impl TokenStream for RunStream<'_> {
         self.token.text.clear();
         self.token.text.extend(run.chars().map(fold_char));
         if self.token.text.len() > LONG_RUN {
-            self.token.text = long_marker();
+            self.token.text.clear();
+            self.token.text.push_str(long_marker());
         }
         self.token.offset_from = start;
         self.token.offset_to = end;
@@ -204,6 +207,8 @@ pub struct Vocabulary {
     bytes: OwnedBytes,
     count: usize,
     text_at: usize,
+    /// Whether any passage holds an over-long run (the marker is an entry).
+    long_runs: bool,
 }
 
 impl std::fmt::Debug for Vocabulary {
@@ -232,10 +237,11 @@ impl Vocabulary {
         {
             return Err(damaged("the text area does not end where the file does"));
         }
-        let vocabulary = Vocabulary {
+        let mut vocabulary = Vocabulary {
             count: count as usize,
             text_at,
             bytes,
+            long_runs: false,
         };
         // Entries start in order inside the text area, so every entry slice is well formed.
         let mut previous = 0u64;
@@ -246,7 +252,16 @@ impl Vocabulary {
             }
             previous = start;
         }
+        // Entries are in term (byte) order, so the marker is found by binary search.
+        let marker = long_marker().as_bytes();
+        let at = vocabulary.partition(|i| vocabulary.entry(i) < marker);
+        vocabulary.long_runs = at < vocabulary.count && vocabulary.entry(at) == marker;
         Ok(vocabulary)
+    }
+
+    /// Whether some passage holds a run longer than [`LONG_RUN`] (indexed as the marker).
+    pub fn has_long_runs(&self) -> bool {
+        self.long_runs
     }
 
     /// How many runs the vocabulary holds.
@@ -301,7 +316,9 @@ impl Vocabulary {
         while let Some(at) = text.get(from..).and_then(|rest| finder.find(rest)) {
             let at = from + at;
             // The entry whose text holds byte `at`: the last one starting at or before it.
-            let i = self.partition(|start| start <= at as u64).saturating_sub(1);
+            let i = self
+                .partition(|i| self.start(i) <= at as u64)
+                .saturating_sub(1);
             let run = self.entry(i);
             let end = self.start(i) as usize + run.len() + 1;
             if run != marker.as_bytes() {
@@ -316,12 +333,13 @@ impl Vocabulary {
         out
     }
 
-    /// The number of entries whose start satisfies `below` (a prefix of the entries).
-    fn partition(&self, below: impl Fn(u64) -> bool) -> usize {
+    /// The number of leading entries `below` holds for (it must hold for a prefix: entries are
+    /// in term order, and so are their starts).
+    fn partition(&self, below: impl Fn(usize) -> bool) -> usize {
         let (mut lo, mut hi) = (0usize, self.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if below(self.start(mid)) {
+            if below(mid) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -381,7 +399,7 @@ mod tests {
             ("banana", 2),
             ("other", 5),
             ("the", 9),
-            (marker.as_str(), 1),
+            (marker, 1),
         ]);
         assert_eq!(v.len(), 5);
         let found: Vec<(String, u32, u32)> = v
@@ -406,6 +424,9 @@ mod tests {
         let ana: Vec<u32> = v.containing(b"ana").iter().map(|m| m.occurrences).collect();
         assert_eq!(ana, [2]);
         assert!(v.containing(b"~~~").is_empty(), "the marker is not a run");
+        assert!(v.has_long_runs());
+        let (_dir, plain) = vocabulary(&[("alpha", 1), ("beta", 2)]);
+        assert!(!plain.has_long_runs());
         assert!(v.containing(b"zzz").is_empty());
         assert!(v.containing(b"").is_empty());
     }
