@@ -25,6 +25,7 @@ pub mod review;
 pub mod schema_order;
 pub mod secrets;
 pub mod serving_profile;
+pub mod stamped;
 pub mod store;
 pub mod token;
 pub mod ulid;

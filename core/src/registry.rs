@@ -11,6 +11,7 @@ use crate::CoreError;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use theurian_protocol::mcp::ProjectId;
 
 /// The fixed remedy for unreadable entries.
@@ -25,10 +26,11 @@ pub struct Entry {
     pub record: Map<String, Value>,
 }
 
-/// The registry as read from disk.
+/// The registry as read from disk. Shared with the parse cache ([`crate::stamped`]) until it
+/// is changed.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
-    raw: Map<String, Value>,
+    raw: Arc<Map<String, Value>>,
 }
 
 /// Whether `id` is a valid project id, by the schema's own definition.
@@ -64,24 +66,26 @@ impl Registry {
     /// Reads the registry; a missing file is an empty registry.
     pub fn load(data: &DataDir) -> Result<Self, CoreError> {
         let path = data.registry();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Registry::default()),
-            Err(e) => {
-                return Err(CoreError::failure(
-                    format!(
-                        "The project registry {} cannot be read: {e}.",
-                        path.display()
-                    ),
-                    "Check its permissions (it should belong to you), then try again.",
-                ))
-            }
-        };
-        match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(raw)) => Ok(Registry { raw }),
-            _ => Err(CoreError::failure(
-                format!("The project registry {} is not a JSON object.", path.display()),
-                "Repair the file by hand, or move it aside and register your projects again with `theurian project register`.",
+        let parsed =
+            crate::stamped::load(&path, |text| match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(raw)) => Some(Arc::new(raw)),
+                _ => None,
+            });
+        match parsed {
+            Ok(parsed) => match parsed.as_ref() {
+                Some(raw) => Ok(Registry { raw: raw.clone() }),
+                None => Err(CoreError::failure(
+                    format!("The project registry {} is not a JSON object.", path.display()),
+                    "Repair the file by hand, or move it aside and register your projects again with `theurian project register`.",
+                )),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Registry::default()),
+            Err(e) => Err(CoreError::failure(
+                format!(
+                    "The project registry {} cannot be read: {e}.",
+                    path.display()
+                ),
+                "Check its permissions (it should belong to you), then try again.",
             )),
         }
     }
@@ -92,7 +96,7 @@ impl Registry {
         ensure_dir(data.root(), 0o700)?;
         write_atomic(
             &data.registry(),
-            sorted_json(&Value::Object(self.raw.clone())).as_bytes(),
+            sorted_json(&Value::Object(self.raw.as_ref().clone())).as_bytes(),
             0o644,
         )
     }
@@ -127,9 +131,14 @@ impl Registry {
         ids
     }
 
-    /// The usable entry for `id`.
+    /// The usable entry for `id` (what [`Registry::entries`] holds under it).
     pub fn get(&self, id: &str) -> Option<Entry> {
-        self.entries().remove(id)
+        let v = self.raw.get(id)?;
+        let root_path = usable_root(v)?;
+        valid_id(id).then(|| Entry {
+            root_path,
+            record: v.as_object().cloned().unwrap_or_default(),
+        })
     }
 
     /// Whether `id` is present but unusable.
@@ -236,7 +245,7 @@ impl Registry {
         });
         let changed = self.raw.get(&id) != Some(&record);
         if changed {
-            self.raw.insert(id.clone(), record);
+            Arc::make_mut(&mut self.raw).insert(id.clone(), record);
             self.save(data)?;
         }
         Ok(json!({
@@ -251,7 +260,7 @@ impl Registry {
 
     /// Removes `id` (usable or not). Never touches the project's files.
     pub fn unregister(&mut self, data: &DataDir, id: &str) -> Result<Value, CoreError> {
-        let removed = self.raw.remove(id).is_some();
+        let removed = Arc::make_mut(&mut self.raw).remove(id).is_some();
         if removed {
             self.save(data)?;
         }

@@ -27,9 +27,17 @@ pub fn choose(
     if !meta.is_file() || meta.len() > 64 * 1024 {
         return Err(Fallback::IndexPointerInvalid);
     }
-    let text = std::fs::read_to_string(&path).map_err(|_| Fallback::IndexPointerInvalid)?;
-    let raw: serde_json::Value =
-        serde_json::from_str(&text).map_err(|_| Fallback::IndexPointerInvalid)?;
+    // Parsed once per version of the file (the daemon asks on every search): the JSON, and the
+    // pointer it holds when it holds one.
+    let parsed = crate::stamped::load(&path, |text| {
+        let raw = serde_json::from_str::<serde_json::Value>(text).ok()?;
+        let pointer = serde_json::from_value::<IndexPointer>(raw.clone()).ok();
+        Some((raw, pointer))
+    })
+    .map_err(|_| Fallback::IndexPointerInvalid)?;
+    let Some((raw, pointer)) = parsed.as_ref() else {
+        return Err(Fallback::IndexPointerInvalid);
+    };
     if raw
         .get("purgeFailed")
         .and_then(|v| v.as_bool())
@@ -59,8 +67,7 @@ pub fn choose(
             },
         );
     }
-    let pointer: IndexPointer =
-        serde_json::from_value(raw).map_err(|_| Fallback::IndexPointerInvalid)?;
+    let pointer = pointer.clone().ok_or(Fallback::IndexPointerInvalid)?;
     if !provenance::is_recorded(data, root, "index", &id) {
         return Err(Fallback::IndexUnbuilt);
     }

@@ -48,39 +48,43 @@ pub fn read(state_dir: &Path) -> Result<Option<ActiveState>, CoreError> {
     if meta.len() > 64 * 1024 {
         return Err(corrupt(&path, "it is far larger than a pointer"));
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| corrupt(&path, &e.to_string()))?;
-    let v: Value = serde_json::from_str(&text).map_err(|_| corrupt(&path, "it is not JSON"))?;
-    let obj = v
-        .as_object()
-        .ok_or_else(|| corrupt(&path, "it is not a JSON object"))?;
-    let get = |k: &str| {
-        obj.get(k)
-            .ok_or_else(|| corrupt(&path, &format!("it has no {k}")))
-    };
+    // Parsed once per version of the file: the daemon reads the pointer on every call.
+    let parsed = crate::stamped::load(&path, parse).map_err(|e| corrupt(&path, &e.to_string()))?;
+    match parsed.as_ref() {
+        Ok(active) => Ok(Some(active.clone())),
+        Err(why) => Err(corrupt(&path, why)),
+    }
+}
+
+/// The pointer's text as a state, or why it is not one.
+fn parse(text: &str) -> Result<ActiveState, String> {
+    let v: Value = serde_json::from_str(text).map_err(|_| "it is not JSON".to_owned())?;
+    let obj = v.as_object().ok_or("it is not a JSON object")?;
+    let get = |k: &str| obj.get(k).ok_or_else(|| format!("it has no {k}"));
     // The schema's StateHash type states the shape (64 lowercase hex digits).
     let state_hash: String = get("stateHash")?
         .as_str()
         .unwrap_or_default()
         .parse::<theurian_protocol::mcp::StateHash>()
-        .map_err(|_| corrupt(&path, "stateHash is not 64 lowercase hex digits"))?
+        .map_err(|_| "stateHash is not 64 lowercase hex digits")?
         .into();
     let migration_count = match get("migrationCount")? {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.trim().parse::<u64>().ok(),
         _ => None,
     }
-    .ok_or_else(|| corrupt(&path, "migrationCount is not a non-negative whole number"))?;
+    .ok_or("migrationCount is not a non-negative whole number")?;
     let text_of = |v: &Value| {
         v.as_str()
             .map(str::to_owned)
             .unwrap_or_else(|| v.to_string())
     };
-    Ok(Some(ActiveState {
+    Ok(ActiveState {
         state_hash,
         database_filename: text_of(get("databaseFilename")?),
         migration_count,
         updated_at: text_of(get("updatedAt")?),
-    }))
+    })
 }
 
 /// Writes the pointer atomically (indent 2, final newline, the reference's key order).

@@ -7,23 +7,26 @@ use crate::fsutil::{ensure_dir, sorted_json, write_atomic};
 use crate::CoreError;
 use serde_json::{Map, Value};
 use std::path::Path;
+use std::sync::Arc;
 
 fn path(data: &DataDir) -> std::path::PathBuf {
     data.root().join("provenance.json")
 }
 
-fn load(data: &DataDir) -> Map<String, Value> {
-    std::fs::read_to_string(path(data))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|v| v.as_object().cloned())
-        .unwrap_or_default()
+/// The record as parsed (through [`crate::stamped`]: the daemon asks on every call); a missing
+/// or unreadable file records nothing.
+fn cached(data: &DataDir) -> Arc<Map<String, Value>> {
+    crate::stamped::load(&path(data), |t| match serde_json::from_str::<Value>(t) {
+        Ok(Value::Object(all)) => all,
+        _ => Map::new(),
+    })
+    .unwrap_or_default()
 }
 
 /// Whether `id` is recorded under `kind` (`state`, `index`, `findings`, `review`) for `root`.
 pub fn is_recorded(data: &DataDir, root: &Path, kind: &str, id: &str) -> bool {
-    load(data)
-        .get(&root.to_string_lossy().into_owned())
+    cached(data)
+        .get(root.to_string_lossy().as_ref())
         .and_then(|r| r.get(kind))
         .and_then(Value::as_array)
         .is_some_and(|ids| ids.iter().any(|v| v.as_str() == Some(id)))
@@ -34,7 +37,7 @@ pub fn record(data: &DataDir, root: &Path, kind: &str, id: &str) -> Result<(), C
     if is_recorded(data, root, kind, id) {
         return Ok(());
     }
-    let mut all = load(data);
+    let mut all = cached(data).as_ref().clone();
     let entry = all
         .entry(root.to_string_lossy().into_owned())
         .or_insert_with(|| Value::Object(Map::new()));
