@@ -62,7 +62,8 @@ pub struct Request<'a> {
 #[derive(Debug, Clone)]
 pub struct Hit<'i> {
     pub row: Arc<GateRow>,
-    pub passage: std::borrow::Cow<'i, str>,
+    /// The passage that ranked; its text is read only for the hits that are served.
+    pub passage: super::passages::Passage<'i>,
     pub fused_score: f64,
     pub found_by: Vec<FoundBy>,
 }
@@ -364,11 +365,12 @@ impl<'a> Gate<'a> {
     }
 
     fn valid(&self, seq: usize) -> bool {
-        match (
-            &self.req.valid_at,
-            self.items.get(self.idx.passage(seq).item_id()),
-        ) {
-            (Some(moment), Some(Some(row))) => {
+        // Without `asOf` there is nothing to look up.
+        let Some(moment) = &self.req.valid_at else {
+            return true;
+        };
+        match self.items.get(self.idx.passage(seq).item_id()) {
+            Some(Some(row)) => {
                 let v = &row.view;
                 use crate::store::time::parse;
                 crate::knowledge::text::within(
@@ -377,7 +379,6 @@ impl<'a> Gate<'a> {
                     v.valid_to.as_deref().and_then(parse).as_ref(),
                 )
             }
-            (None, _) => true,
             _ => false,
         }
     }
@@ -615,7 +616,7 @@ pub async fn ranked<'i>(
         };
         hits.push(Hit {
             row: row.clone(),
-            passage: p.text(),
+            passage: p,
             fused_score: (score * 1e6).round() / 1e6,
             found_by: RETRIEVERS
                 .iter()

@@ -9,12 +9,19 @@ pub const EXCERPT_CHARS: usize = 280;
 /// The head of `text`: trimmed, newlines as spaces, at most [`EXCERPT_CHARS`] code points, and
 /// `...` appended only when something was cut.
 pub fn excerpt(text: &str) -> String {
-    let flat: String = text
-        .trim()
-        .chars()
-        .map(|c| if c == '\n' { ' ' } else { c })
-        .collect();
-    cut(flat, EXCERPT_CHARS)
+    let trimmed = text.trim();
+    let mut out = String::with_capacity(trimmed.len().min(4 * EXCERPT_CHARS) + 3);
+    let mut chars = trimmed.chars();
+    out.extend(
+        chars
+            .by_ref()
+            .take(EXCERPT_CHARS)
+            .map(|c| if c == '\n' { ' ' } else { c }),
+    );
+    if chars.next().is_some() {
+        out.push_str("...");
+    }
+    out
 }
 
 /// The first `max` characters of `text`, with `...` appended only when something was cut.
@@ -53,6 +60,10 @@ fn dense(c: char) -> bool {
 
 /// The token estimate: dense scripts cost 1.5 a character, everything else a quarter; at least 1.
 pub fn estimate_tokens(text: &str) -> u64 {
+    // Responses are mostly ASCII, which holds no dense character: one vectorised pass.
+    if text.is_ascii() {
+        return (text.len() as u64).div_ceil(4).max(1);
+    }
     let (d, s) = text.chars().fold(
         (0u64, 0u64),
         |(d, s), c| if dense(c) { (d + 1, s) } else { (d, s + 1) },
@@ -62,7 +73,7 @@ pub fn estimate_tokens(text: &str) -> u64 {
 
 /// JSON as Python's `json.dumps(..., ensure_ascii=False)` spells it (`", "` and `": "`), which
 /// is the text the reference prices; using the same text keeps budgets comparable.
-pub fn priced_json(value: &serde_json::Value) -> String {
+pub fn priced_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     struct Spaced;
     impl serde_json::ser::Formatter for Spaced {
         fn begin_array_value<W: ?Sized + std::io::Write>(
@@ -100,6 +111,13 @@ pub fn priced_json(value: &serde_json::Value) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// The token estimate of `value` as [`priced_json`] spells it. Serialising the typed value
+/// gives the same text as serialising it into a `serde_json::Value` first (keys keep their
+/// declared order either way), without building the tree.
+pub fn priced_tokens<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
+    estimate_tokens(&priced_json(value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +143,33 @@ mod tests {
             priced_json(&serde_json::json!({"a": [1, 2], "b": "ü"})),
             "{\"a\": [1, 2], \"b\": \"ü\"}"
         );
+    }
+
+    #[test]
+    fn a_typed_value_is_priced_as_its_json_tree_is() {
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Hit {
+            item_id: &'static str,
+            fused_score: f64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            note: Option<String>,
+            found_by: Vec<&'static str>,
+            title: String,
+        }
+        let hit = Hit {
+            item_id: "arch.retry",
+            fused_score: 0.032787,
+            note: None,
+            found_by: vec!["lexical", "substring"],
+            title: "認証 \"quoted\"\n".to_owned(),
+        };
+        let tree = serde_json::to_value(&hit).expect("value");
+        assert_eq!(priced_json(&hit), priced_json(&tree));
+        assert_eq!(priced_tokens(&hit), estimate_tokens(&priced_json(&tree)));
+        // Non-ASCII text takes the counting path, ASCII the shortcut; both price alike.
+        assert_eq!(estimate_tokens("abcdé"), 2);
+        assert_eq!(estimate_tokens("abcde"), 2);
     }
 
     #[test]

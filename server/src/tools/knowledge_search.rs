@@ -10,7 +10,7 @@ use crate::state::AppState;
 use theurian_core::index::choose::{choose, Fallback};
 use theurian_core::index::embed::MODEL;
 use theurian_core::index::search::{ranked, FoundBy, Request};
-use theurian_core::knowledge::text::{estimate_tokens, excerpt, priced_json};
+use theurian_core::knowledge::text::{excerpt, priced_tokens};
 use theurian_core::knowledge::{read, APPROVED_ONLY, SURFACEABLE};
 use theurian_core::store::time::parse;
 use theurian_protocol::mcp::{
@@ -185,7 +185,7 @@ pub(crate) async fn answer(
                             let mut item = hit.item().clone();
                             item.anchors = anchors.remove(&item.revision_id).unwrap_or_default();
                             let mut shaped_hit = result(&item, &now, TOOL)?;
-                            shaped_hit.excerpt = Excerpt(excerpt(&hit.passage));
+                            shaped_hit.excerpt = Excerpt(excerpt(&hit.passage.text()));
                             shaped_hit.fused_score = Some(hit.fused_score);
                             if let Some(forest) = &idx.forest {
                                 let chunks: Vec<theurian_core::index::open::Passage> = idx
@@ -248,14 +248,11 @@ pub(crate) async fn answer(
 
     // The envelope's own cost is reserved first; hits then fill the rest as a prefix, and the
     // first hit is kept even when it alone is over budget.
-    let envelope = serde_json::to_value(&response).map_err(bad)?;
-    let available = max_tokens
-        .saturating_sub(estimate_tokens(&priced_json(&envelope)))
-        .max(1);
+    let available = max_tokens.saturating_sub(priced_tokens(&response)).max(1);
     let mut used = 0u64;
     let total = shaped.len();
     for hit in shaped {
-        let cost = estimate_tokens(&priced_json(&serde_json::to_value(&hit).map_err(bad)?));
+        let cost = priced_tokens(&hit);
         if !response.results.is_empty() && used + cost > available {
             break;
         }
