@@ -3,6 +3,8 @@
 //!
 //! * [`app`]: the axum router — `/health`, the guard (token, Host, Origin, body size) and the
 //!   rmcp service mounted at `/mcp`.
+//! * [`direct`]: plain `tools/call` requests answered in the connection's task, with rmcp's
+//!   message types; every other request goes to rmcp.
 //! * [`mcp`]: the rmcp `ServerHandler`: `tools/list` from the generated table, `tools/call`
 //!   through the seat, then typed dispatch.
 //! * [`tools`]: one file per tool; [`tools::Handlers`] implements the generated trait.
@@ -12,6 +14,7 @@
 pub mod admission;
 pub mod app;
 pub mod daemon;
+pub mod direct;
 pub mod guard;
 pub mod mcp;
 pub mod memory;

@@ -49,6 +49,8 @@ pub struct Shared {
     /// A random id for this run, published by `/health` and recorded in the lock file, so
     /// `daemon start` can tell its own daemon from another one on the same port.
     pub instance_id: String,
+    /// Tool calls answered on the direct path ([`crate::direct`]) rather than through rmcp.
+    pub direct_calls: std::sync::atomic::AtomicU64,
 }
 
 /// Cheap to clone: the handler factory clones it per request.

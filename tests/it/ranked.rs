@@ -782,3 +782,120 @@ async fn the_scan_below_three_characters_ranks_by_occurrences_and_skips_gated_ro
     );
     daemon.shutdown().await;
 }
+
+/// Sends `body` to the daemon as raw HTTP with `accept` and an optional protocol version, and
+/// returns the status, the content type and the body bytes.
+async fn raw_call(
+    daemon: &Daemon,
+    body: &Value,
+    accept: &str,
+    version: Option<&str>,
+) -> (u16, String, Vec<u8>) {
+    let mut request = reqwest::Client::new()
+        .post(daemon.url())
+        .header("Content-Type", "application/json")
+        .header("Accept", accept)
+        .header("Authorization", format!("Bearer {}", daemon.token))
+        .body(serde_json::to_vec(body).expect("json"));
+    if let Some(v) = version {
+        request = request.header("MCP-Protocol-Version", v);
+    }
+    let response = request.send().await.expect("send");
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    (
+        status,
+        content_type,
+        response.bytes().await.expect("body").to_vec(),
+    )
+}
+
+#[tokio::test]
+async fn plain_tool_calls_answered_directly_match_what_rmcp_answers() {
+    let repo = project_with(&[
+        (
+            "arch.retry",
+            "public",
+            "# Retry\n\nRetry idempotent requests with exponential backoff and jitter.",
+        ),
+        (
+            "arch.auth",
+            "public",
+            "# Auth\n\nEvery request carries a signed token.",
+        ),
+    ]);
+    repo.ok(&["--json", "index", "build"]);
+    let daemon = daemon_for(&repo).await;
+    const PLAIN: &str = "application/json, text/event-stream";
+    let calls = [
+        json!({"name": "knowledge.search", "arguments": {"projectId": "ranked", "query": "retry backoff"}}),
+        json!({"name": "knowledge.search", "arguments": {"projectId": "ranked", "query": "retry", "limit": "many"}}),
+        json!({"name": "knowledge.get", "arguments": {"projectId": "ranked", "itemId": "arch.auth"}}),
+        json!({"name": "knowledge.get", "arguments": {"projectId": "nowhere", "itemId": "arch.auth"}}),
+        json!({"name": "project.list"}),
+        json!({"name": "no.such_tool", "arguments": {}}),
+    ];
+    for (n, params) in calls.iter().enumerate() {
+        let body = |params: Value| json!({"jsonrpc": "2.0", "id": n + 7, "method": "tools/call", "params": params});
+        let direct = raw_call(&daemon, &body(params.clone()), PLAIN, Some("2025-06-18")).await;
+        assert_eq!(
+            (direct.0, direct.1.as_str()),
+            (200, "application/json"),
+            "call {n}"
+        );
+        let answer: Value = serde_json::from_slice(&direct.2).expect("JSON answer");
+        assert_eq!(answer["id"], json!(n + 7));
+        assert!(
+            answer["result"]["content"][0]["text"].is_string(),
+            "call {n}: {answer}"
+        );
+
+        // The same call in shapes the direct path leaves to rmcp: `_meta` in the params, and a
+        // weighted Accept entry. Both must be answered byte for byte alike.
+        let mut with_meta = params.clone();
+        with_meta["_meta"] = json!({});
+        let by_meta = raw_call(&daemon, &body(with_meta), PLAIN, Some("2025-06-18")).await;
+        let by_accept = raw_call(
+            &daemon,
+            &body(params.clone()),
+            "application/json;q=1, text/event-stream",
+            Some("2025-06-18"),
+        )
+        .await;
+        for rmcp in [by_meta, by_accept] {
+            assert_eq!(
+                (rmcp.0, rmcp.1.as_str(), String::from_utf8_lossy(&rmcp.2)),
+                (
+                    direct.0,
+                    direct.1.as_str(),
+                    String::from_utf8_lossy(&direct.2)
+                ),
+                "call {n} answered differently by rmcp"
+            );
+        }
+    }
+
+    // The plain shapes were answered directly, the others not.
+    let direct_calls = || {
+        daemon
+            .state
+            .direct_calls
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert_eq!(direct_calls(), calls.len() as u64);
+
+    // What rmcp refuses still reaches rmcp: an Accept without the event stream, and an unknown
+    // protocol version.
+    let search = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": calls[0]});
+    let (status, _, _) = raw_call(&daemon, &search, "application/json", None).await;
+    assert_eq!(status, 406);
+    let (status, _, text) = raw_call(&daemon, &search, PLAIN, Some("2099-01-01")).await;
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&text));
+    assert_eq!(direct_calls(), calls.len() as u64);
+    daemon.shutdown().await;
+}

@@ -23,6 +23,8 @@ pub fn shared() -> PathBuf {
 /// A daemon serving in this process on a free loopback port, stopped on drop.
 pub struct Daemon {
     pub port: u16,
+    /// The daemon's shared state, for counters the wire does not show.
+    pub state: theurian_server::AppState,
     pub token: String,
     pub data: DataDir,
     pub _dir: tempfile::TempDir,
@@ -49,9 +51,12 @@ impl Daemon {
         let port = listener.local_addr().expect("addr").port();
         let state = theurian_server::daemon::build_state(data.clone(), port, names).expect("state");
         let token = state.token.clone();
+        let shared = state.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let handle = tokio::spawn(async move {
-            theurian_server::daemon::serve(listener, state, async move {
+            // As the daemon serves: two threads accepting from one socket (the test runtime's
+            // thread is the first).
+            theurian_server::daemon::serve_on_threads(listener, state, 2, async move {
                 let _ = rx.await;
             })
             .await
@@ -59,6 +64,7 @@ impl Daemon {
         });
         Daemon {
             port,
+            state: shared,
             token,
             data,
             _dir: dir,

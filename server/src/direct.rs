@@ -1,0 +1,168 @@
+//! The direct path for `tools/call`: the one request an agent sends over and over, answered in
+//! the connection's own task.
+//!
+//! rmcp's stateless transport parses every request into its typed message, starts a service
+//! for it on a new task, and that service starts the handler on another, with channels between
+//! them. For a call answered in well under a millisecond those hand-offs (and the wake-ups of
+//! idle workers they cause) were a large share of the daemon's time per search.
+//!
+//! Here a POST whose headers and body are the plain, common shape of a `tools/call` — the
+//! media types rmcp requires, no protocol-version header or one from before per-request
+//! metadata, a body holding exactly `jsonrpc`, `id`, `method` and `params` with only `name` and
+//! `arguments` — is answered by the same handler ([`TheurianMcp::answer`]) and written with
+//! rmcp's own message types, so the bytes are the ones rmcp would send. Anything else (other
+//! methods, `_meta`, unusual headers, bodies without a length) goes to rmcp untouched. The
+//! integration tests send calls both ways and compare the answers.
+
+use crate::mcp::TheurianMcp;
+use crate::state::AppState;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{
+    CallToolResponse, JsonObject, JsonRpcVersion2_0, ProtocolVersion, RequestId,
+    ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use serde::Deserialize;
+use std::sync::atomic::Ordering;
+
+/// What the `/mcp` route holds: the handler and rmcp's transport for everything else.
+#[derive(Clone)]
+pub struct Direct {
+    pub state: AppState,
+    pub mcp: TheurianMcp,
+    pub rmcp: StreamableHttpService<TheurianMcp, NeverSessionManager>,
+    /// The largest body read here (the same bound rmcp enforces).
+    pub max_body: usize,
+}
+
+/// Protocol versions whose requests rmcp checks only for being known: before
+/// [`ProtocolVersion::STANDARD_HEADERS`], no header or `_meta` rule applies to a call.
+const PLAIN_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// A `tools/call` request in its plain shape; any other key sends the request to rmcp.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Call {
+    #[allow(dead_code)] // Present and "2.0", or the body is not this shape.
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    method: CallMethod,
+    params: CallParams,
+}
+
+#[derive(Deserialize)]
+enum CallMethod {
+    #[serde(rename = "tools/call")]
+    ToolsCall,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+}
+
+/// Whether the headers are ones rmcp would accept for a stateless call with nothing further
+/// to check: the JSON content type, both media types accepted plainly, and a known protocol
+/// version from before per-request metadata, or none.
+fn plain_headers(headers: &HeaderMap, max_body: usize) -> bool {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split_once(';')
+                .map_or(v, |(essence, _)| essence)
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        });
+    // Quoted parameters could hide commas from a plain split, so any quote goes to rmcp.
+    let accept: Option<Vec<&str>> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .map(|v| v.to_str().ok().filter(|v| !v.contains('"')))
+        .collect();
+    let accepts = |media: &str| {
+        accept
+            .iter()
+            .flatten()
+            .flat_map(|v| v.split(','))
+            .any(|entry| entry.trim().eq_ignore_ascii_case(media))
+    };
+    let mut versions = headers.get_all("mcp-protocol-version").iter();
+    let version = match (versions.next(), versions.next()) {
+        (None, _) => true,
+        (Some(v), None) => v.to_str().is_ok_and(|v| {
+            PLAIN_VERSIONS.contains(&v)
+                && v < ProtocolVersion::STANDARD_HEADERS.as_str()
+                && ProtocolVersion::KNOWN_VERSIONS
+                    .iter()
+                    .any(|k| k.as_str() == v)
+        }),
+        _ => false,
+    };
+    let sized = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .is_some_and(|n| n <= max_body);
+    content_type
+        && accepts("application/json")
+        && accepts("text/event-stream")
+        && version
+        && sized
+        && !headers.contains_key("mcp-method")
+        && !headers.contains_key("mcp-name")
+}
+
+/// The `/mcp` route: a plain `tools/call` answered here, everything else by rmcp.
+pub async fn route(State(direct): State<Direct>, request: Request<Body>) -> Response {
+    if request.method() != Method::POST || !plain_headers(request.headers(), direct.max_body) {
+        return direct.rmcp.handle(request).await.into_response();
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, direct.max_body).await {
+        Ok(bytes) => bytes,
+        // The client went away mid-body or sent more than it declared: rmcp answers what it
+        // makes of an empty body.
+        Err(_) => {
+            let request = Request::from_parts(parts, Body::empty());
+            return direct.rmcp.handle(request).await.into_response();
+        }
+    };
+    let call = match serde_json::from_slice::<Call>(&bytes) {
+        Ok(call) => call,
+        Err(_) => {
+            let request = Request::from_parts(parts, Body::from(bytes));
+            return direct.rmcp.handle(request).await.into_response();
+        }
+    };
+    let CallMethod::ToolsCall = call.method;
+    let arguments = serde_json::Value::Object(call.params.arguments.unwrap_or_default());
+    let result = direct.mcp.answer(&call.params.name, arguments).await;
+    direct.state.direct_calls.fetch_add(1, Ordering::Relaxed);
+    // Every version let through here predates 2026-07-28, so the result keeps the shape rmcp
+    // gives older peers: no `resultType: "complete"`, no non-object structured output.
+    let mut answer = ServerResult::from(CallToolResponse::from(result));
+    answer.strip_result_type_for_legacy_peer();
+    answer.strip_non_object_output_for_legacy_peer();
+    let message = ServerJsonRpcMessage::response(answer, call.id);
+    match serde_json::to_vec(&message) {
+        Ok(body) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("The answer could not be written as JSON: {e}"),
+        )
+            .into_response(),
+    }
+}
