@@ -53,13 +53,27 @@ pub fn resolve_inside(root: &Path, path: &Path) -> Result<PathBuf, PathFault> {
     } else {
         root.join(path)
     };
+    walk(root, PathBuf::new(), &start)
+}
+
+/// [`resolve_inside`] for a path relative to a `root` the caller has just canonicalised: the
+/// walk starts at `root` instead of re-reading each of its own components, which a canonical
+/// root would pass unchanged. The daemon resolves two such paths on every call.
+pub fn resolve_below_canonical(root: &Path, path: &Path) -> Result<PathBuf, PathFault> {
+    if path.is_absolute() {
+        return resolve_inside(root, path);
+    }
+    walk(root, root.to_path_buf(), path)
+}
+
+/// Walks `rest` from `current` (a real path on the way to or inside `root`).
+fn walk(root: &Path, mut current: PathBuf, rest: &Path) -> Result<PathBuf, PathFault> {
     // Components still to walk, last one first; a symlink pushes its target's components.
-    let mut stack: Vec<PathBuf> = start
+    let mut stack: Vec<PathBuf> = rest
         .components()
         .rev()
         .map(|c| PathBuf::from(c.as_os_str()))
         .collect();
-    let mut current = PathBuf::new();
     let mut hops = 0;
     while let Some(part) = stack.pop() {
         match part.components().next() {
@@ -207,6 +221,28 @@ mod tests {
         assert_eq!(
             read_inside(&root, Path::new("nope"), 10).expect_err("missing"),
             PathFault::Missing
+        );
+        // Walking from the canonical root answers every path as the full walk does.
+        for path in [
+            "a/link.md",
+            "a/../a/b/file.md",
+            "a/out.md",
+            "a/rel-out.md",
+            "../secret",
+            "loop1",
+            "a",
+            "nope",
+            "a/b/../../..",
+        ] {
+            assert_eq!(
+                resolve_below_canonical(&root, Path::new(path)),
+                resolve_inside(&root, Path::new(path)),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            resolve_below_canonical(&root, Path::new("a/rel-out.md")),
+            Err(PathFault::Escapes)
         );
     }
 }

@@ -4,7 +4,7 @@
 //! this machine still holds. Each way to fail is a [`Fault`] the tool layer turns into a refusal.
 
 use crate::datadir::DataDir;
-use crate::paths::{resolve_inside, PathFault};
+use crate::paths::{resolve_below_canonical, resolve_inside, PathFault};
 use crate::registry::Registry;
 use crate::store::pointer::{self, database_filename};
 use crate::store::provenance;
@@ -70,11 +70,20 @@ pub fn resolve(
             unreadable: registry.unreadable(),
         });
     };
-    let root = entry
-        .root_path
-        .canonicalize()
-        .unwrap_or(entry.root_path.clone());
-    let state_dir = match resolve_inside(&root, std::path::Path::new(".theurian/state")) {
+    // A root that canonicalises is walked from; one that does not (it is gone) is walked in
+    // full, which reports it missing.
+    let (root, canonical) = match entry.root_path.canonicalize() {
+        Ok(root) => (root, true),
+        Err(_) => (entry.root_path.clone(), false),
+    };
+    let inside = |path: &std::path::Path| {
+        if canonical {
+            resolve_below_canonical(&root, path)
+        } else {
+            resolve_inside(&root, path)
+        }
+    };
+    let state_dir = match inside(std::path::Path::new(".theurian/state")) {
         Ok(dir) => dir,
         Err(PathFault::Escapes) => return Err(Fault::PathEscape),
         Err(_) => {
@@ -101,7 +110,7 @@ pub fn resolve(
     if filename.contains('/') || filename.contains('\\') || filename == ".." {
         return Err(Fault::DatabaseOutside(filename));
     }
-    let database = match resolve_inside(&root, &PathBuf::from(".theurian/state").join(&filename)) {
+    let database = match inside(&PathBuf::from(".theurian/state").join(&filename)) {
         Ok(p) if p.starts_with(&state_dir) => p,
         Ok(_) | Err(PathFault::Escapes) => return Err(Fault::DatabaseOutside(filename)),
         Err(_) if pinned => return Err(Fault::SnapshotNotFound),
