@@ -10,11 +10,13 @@
 //! * [`tools`]: the tool table, the [`tools::ToolHandlers`] trait the daemon implements, and
 //!   typed dispatch.
 //! * [`schemas`]: every schema file, embedded verbatim.
+//! * [`answer`]: a tool's typed answer, serialised once per form the transport writes.
 //! * [`bundle`]: a schema made self-contained for publication in `tools/list`.
 //! * [`seat`]: the validation seat that checks raw arguments before any handler runs.
 
 include!(concat!(env!("OUT_DIR"), "/protocol.rs"));
 
+pub mod answer;
 pub mod bundle;
 mod refusal;
 pub mod seat;

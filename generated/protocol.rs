@@ -14745,12 +14745,12 @@ pub mod tools {
         TOOLS.iter().filter(|t| H::key_usage(t.id).is_some())
     }
     /// Decodes validated arguments into the tool's input type, runs its handler, and
-    /// encodes the typed response.
+    /// returns the typed response for the transport to write.
     pub async fn dispatch<H: ToolHandlers>(
         handlers: &H,
         id: ToolId,
         arguments: serde_json::Value,
-    ) -> Result<serde_json::Value, Refusal> {
+    ) -> Result<crate::answer::Answer, Refusal> {
         if H::key_usage(id).is_none() {
             return Err(Refusal::not_served(id.spec().name));
         }
@@ -14759,43 +14759,37 @@ pub mod tools {
                 let input: mcp::KnowledgeGetInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.knowledge_get(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeSearch => {
                 let input: mcp::KnowledgeSearchInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.knowledge_search(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeStatus => {
                 let input: mcp::KnowledgeStatusInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.knowledge_status(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
             ToolId::ProjectList => {
                 let input: mcp::ProjectListInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.project_list(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewFindings => {
                 let input: mcp::ReviewFindingsInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.review_findings(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewSearch => {
                 let input: mcp::ReviewSearchInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.review_search(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
             ToolId::SystemCapabilities => {
                 let input: mcp::SystemCapabilitiesInput = serde_json::from_value(
@@ -14803,8 +14797,7 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.system_capabilities(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeGenerateMigrationDraft => {
                 let input: mcp::KnowledgeGenerateMigrationDraftInput = serde_json::from_value(
@@ -14812,8 +14805,7 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.knowledge_generate_migration_draft(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeProposeChange => {
                 let input: mcp::KnowledgeProposeChangeInput = serde_json::from_value(
@@ -14821,8 +14813,7 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.knowledge_propose_change(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewGenerateKnowledgeCandidate => {
                 let input: mcp::ReviewGenerateKnowledgeCandidateInput = serde_json::from_value(
@@ -14830,8 +14821,7 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.review_generate_knowledge_candidate(input).await?;
-                serde_json::to_value(output)
-                    .map_err(|e| Refusal::internal(id.spec().name, &e))
+                Ok(crate::answer::Answer::new(output))
             }
         }
     }

@@ -327,12 +327,12 @@ pub(crate) fn tool_module(
             }
 
             /// Decodes validated arguments into the tool's input type, runs its handler, and
-            /// encodes the typed response.
+            /// returns the typed response for the transport to write.
             pub async fn dispatch<H: ToolHandlers>(
                 handlers: &H,
                 id: ToolId,
                 arguments: serde_json::Value,
-            ) -> Result<serde_json::Value, Refusal> {
+            ) -> Result<crate::answer::Answer, Refusal> {
                 if H::key_usage(id).is_none() {
                     return Err(Refusal::not_served(id.spec().name));
                 }
@@ -342,7 +342,7 @@ pub(crate) fn tool_module(
                             let input: mcp::#inputs = serde_json::from_value(arguments)
                                 .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                             let output = handlers.#methods(input).await?;
-                            serde_json::to_value(output).map_err(|e| Refusal::internal(id.spec().name, &e))
+                            Ok(crate::answer::Answer::new(output))
                         }
                     )*
                 }

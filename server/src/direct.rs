@@ -9,25 +9,27 @@
 //! Here a POST whose headers and body are the plain, common shape of a `tools/call` — the
 //! media types rmcp requires, no protocol-version header or one from before per-request
 //! metadata, a body holding exactly `jsonrpc`, `id`, `method` and `params` with only `name` and
-//! `arguments` — is answered by the same handler ([`TheurianMcp::answer`]) and written with
-//! rmcp's own message types, so the bytes are the ones rmcp would send. Anything else (other
+//! `arguments` — is answered by the same handler ([`TheurianMcp::outcome`]) and written as rmcp
+//! would write it: a refusal with rmcp's own message types, a success straight from the typed
+//! answer in the same bytes. Anything else (other
 //! methods, `_meta`, unusual headers, bodies without a length) goes to rmcp untouched. The
 //! integration tests send calls both ways and compare the answers.
 
-use crate::mcp::TheurianMcp;
+use crate::mcp::{refused, TheurianMcp};
 use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
-    CallToolResponse, JsonObject, JsonRpcVersion2_0, ProtocolVersion, RequestId,
+    CallToolResponse, CallToolResult, JsonObject, JsonRpcVersion2_0, ProtocolVersion, RequestId,
     ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use serde::Deserialize;
 use std::sync::atomic::Ordering;
+use theurian_protocol::answer::Answer;
 
 /// What the `/mcp` route holds: the handler and rmcp's transport for everything else.
 #[derive(Clone)]
@@ -144,15 +146,13 @@ pub async fn route(State(direct): State<Direct>, request: Request<Body>) -> Resp
     };
     let CallMethod::ToolsCall = call.method;
     let arguments = serde_json::Value::Object(call.params.arguments.unwrap_or_default());
-    let result = direct.mcp.answer(&call.params.name, arguments).await;
+    let outcome = direct.mcp.outcome(&call.params.name, arguments).await;
     direct.state.direct_calls.fetch_add(1, Ordering::Relaxed);
-    // Every version let through here predates 2026-07-28, so the result keeps the shape rmcp
-    // gives older peers: no `resultType: "complete"`, no non-object structured output.
-    let mut answer = ServerResult::from(CallToolResponse::from(result));
-    answer.strip_result_type_for_legacy_peer();
-    answer.strip_non_object_output_for_legacy_peer();
-    let message = ServerJsonRpcMessage::response(answer, call.id);
-    match serde_json::to_vec(&message) {
+    let written = match outcome {
+        Ok(answer) => success_bytes(&call.id, &answer),
+        Err(refusal) => message_bytes(call.id, refused(&refusal)),
+    };
+    match written {
         Ok(body) => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/json")],
@@ -165,4 +165,31 @@ pub async fn route(State(direct): State<Direct>, request: Request<Body>) -> Resp
         )
             .into_response(),
     }
+}
+
+/// A result written with rmcp's message types, in the shape rmcp gives peers older than
+/// 2026-07-28 (every version let through here): no `resultType: "complete"`, no non-object
+/// structured output.
+fn message_bytes(id: RequestId, result: CallToolResult) -> serde_json::Result<Vec<u8>> {
+    let mut answer = ServerResult::from(CallToolResponse::from(result));
+    answer.strip_result_type_for_legacy_peer();
+    answer.strip_non_object_output_for_legacy_peer();
+    serde_json::to_vec(&ServerJsonRpcMessage::response(answer, id))
+}
+
+/// A success written straight from the typed answer, byte for byte what [`message_bytes`]
+/// writes for the same answer (the integration tests compare the two), without building the
+/// answer's JSON tree: `{"jsonrpc":"2.0","id":…,"result":{"content":[{"type":"text","text":…}],
+/// "structuredContent":…,"isError":false}}`.
+fn success_bytes(id: &RequestId, answer: &Answer) -> serde_json::Result<Vec<u8>> {
+    let text = answer.to_pretty()?;
+    let mut out = Vec::with_capacity(2 * text.len() + 128);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut out, id)?;
+    out.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
+    serde_json::to_writer(&mut out, &text)?;
+    out.extend_from_slice(br#"}],"structuredContent":"#);
+    answer.write_compact(&mut out)?;
+    out.extend_from_slice(br#","isError":false}}"#);
+    Ok(out)
 }

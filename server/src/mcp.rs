@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::sync::Arc;
+use theurian_protocol::answer::Answer;
 use theurian_protocol::bundle::bundled;
 use theurian_protocol::tools::{dispatch, registered, Intent, ToolSpec};
 use theurian_protocol::Refusal;
@@ -68,31 +69,47 @@ impl TheurianMcp {
         })
     }
 
+    /// Runs one call through the seat and dispatch: the typed answer, or the refusal.
+    pub async fn outcome(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> Result<Answer, Refusal> {
+        let seat = &self.state.seat;
+        let id = seat.tool(name)?;
+        seat.check_input(id, &arguments)?;
+        let arguments = seat.whole_numbers(id, arguments)?;
+        dispatch(self.handlers.as_ref(), id, arguments).await
+    }
+
     /// Answers one call: seat, dispatch, shape.
     pub async fn answer(&self, name: &str, arguments: serde_json::Value) -> CallToolResult {
-        let seat = &self.state.seat;
-        let outcome = async {
-            let id = seat.tool(name)?;
-            seat.check_input(id, &arguments)?;
-            let arguments = seat.whole_numbers(id, arguments)?;
-            dispatch(self.handlers.as_ref(), id, arguments).await
-        }
-        .await;
-        match outcome {
-            Ok(value) => success(value),
+        let shaped = match self.outcome(name, arguments).await {
+            Ok(answer) => success(&answer, name),
+            Err(refusal) => Err(refusal),
+        };
+        match shaped {
+            Ok(result) => result,
             Err(refusal) => refused(&refusal),
         }
     }
 }
 
-fn success(value: serde_json::Value) -> CallToolResult {
-    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+/// A success: the answer as indented JSON text and as `structuredContent`.
+fn success(answer: &Answer, tool: &str) -> Result<CallToolResult, Refusal> {
+    let unwritable = |e: serde_json::Error| Refusal::internal(bounded_tool(tool), &e);
+    let text = answer.to_pretty().map_err(unwritable)?;
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(value);
-    result
+    result.structured_content = Some(answer.to_value().map_err(unwritable)?);
+    Ok(result)
 }
 
-fn refused(refusal: &Refusal) -> CallToolResult {
+/// A tool name that reached dispatch, so one the table knows.
+fn bounded_tool(name: &str) -> &'static str {
+    theurian_protocol::tools::ToolId::from_wire_name(name).map_or("tools/call", |id| id.spec().name)
+}
+
+pub(crate) fn refused(refusal: &Refusal) -> CallToolResult {
     let mut result = CallToolResult::error(vec![ContentBlock::text(refusal.message.clone())]);
     if let serde_json::Value::Object(meta) = refusal.meta_json() {
         result.meta = Some(MetaObject(meta));
