@@ -198,10 +198,9 @@ fn runtime_failure(e: std::io::Error) -> CoreError {
 /// Each thread runs its own single-threaded runtime and accepts from the same socket, so a
 /// connection stays on the thread that accepted it and a call is parsed, answered and written
 /// without leaving that thread. A shared work-stealing runtime moved tasks between threads and
-/// woke idle workers on every call: with one worker instead of two, a search over 648 items
-/// took 0.34–0.41 ms of daemon CPU instead of 0.56–0.62, and throughput at 8 clients rose from
-/// about 2,300 to 3,500–3,800 calls/s (2 cores). Separate threads keep the other cores for
-/// other connections.
+/// woke idle workers on every call: on 2 cores, with one client searching 648 items, limiting
+/// it to a single worker alone cut the daemon's CPU per call from 0.56–0.62 to 0.34–0.41 ms.
+/// Separate threads keep that and still give other connections the other cores.
 pub async fn serve_on_threads(
     listener: tokio::net::TcpListener,
     state: AppState,
@@ -209,24 +208,30 @@ pub async fn serve_on_threads(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CoreError> {
     let app = application(state)?;
+    // Every fallible step on this thread comes before another thread starts.
     let listener = listener.into_std().map_err(runtime_failure)?;
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        // A dropped sender also ends the wait: nothing is left to say stop.
-        let _ = rx.wait_for(|stop| *stop).await;
-    };
-    let mut others = Vec::new();
+    let mut sockets = Vec::new();
     for n in 1..threads.max(1) {
-        let (app, rx) = (app.clone(), stopped.clone());
-        let socket = match listener.try_clone() {
-            Ok(socket) => socket,
+        match listener.try_clone() {
+            Ok(socket) => sockets.push(socket),
             Err(e) => {
                 tracing::warn!(
                     "serving on {n} threads, not {threads}: the socket could not be shared ({e})"
                 );
                 break;
             }
-        };
+        }
+    }
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(runtime_failure)?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        // A dropped sender also ends the wait: nothing is left to say stop.
+        let _ = rx.wait_for(|stop| *stop).await;
+    };
+    let mut others = Vec::new();
+    for (i, socket) in sockets.into_iter().enumerate() {
+        let n = i + 1;
+        let (app, rx) = (app.clone(), stopped.clone());
         let spawned = std::thread::Builder::new()
             .name(format!("theurian-serve-{n}"))
             .spawn(move || -> Result<(), CoreError> {
@@ -254,7 +259,6 @@ pub async fn serve_on_threads(
         shutdown.await;
         let _ = stop.send(true);
     });
-    let listener = tokio::net::TcpListener::from_std(listener).map_err(runtime_failure)?;
     let served = serve_app(listener, app, until_stopped(stopped)).await;
     let joined = tokio::task::spawn_blocking(move || {
         for handle in others {

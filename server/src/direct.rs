@@ -11,9 +11,9 @@
 //! metadata, a body holding exactly `jsonrpc`, `id`, `method` and `params` with only `name` and
 //! `arguments` — is answered by the same handler ([`TheurianMcp::outcome`]) and written as rmcp
 //! would write it: a refusal with rmcp's own message types, a success straight from the typed
-//! answer in the same bytes. Anything else (other
-//! methods, `_meta`, unusual headers, bodies without a length) goes to rmcp untouched. The
-//! integration tests send calls both ways and compare the answers.
+//! answer in the same bytes. Anything else (other methods, `_meta`, unusual headers, bodies
+//! without a length) goes to rmcp untouched. The integration tests send calls both ways and
+//! compare the answers byte for byte.
 
 use crate::mcp::{refused, TheurianMcp};
 use crate::state::AppState;
