@@ -327,26 +327,39 @@ pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, C
     // The same searches through the daemon: HTTP, auth, the validation seat, shaping, budget.
     let state = theurian_server::daemon::build_state(data.clone(), 0, ToolNames::Dotted)?;
     let token = state.token.clone();
-    let (listener, port) = runtime
-        .block_on(async {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-            let p = l.local_addr()?.port();
-            Ok::<_, std::io::Error>((l, p))
-        })
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .map_err(|e| fail("bind a port", e))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| fail("bind a port", e))?
+        .port();
     let state = std::sync::Arc::new(theurian_server::state::Shared {
         port,
         ..std::sync::Arc::try_unwrap(state)
             .map_err(|_| fail("prepare the daemon", "state shared"))?
     });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(theurian_server::daemon::serve(
-        listener,
-        state,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    // Served as the daemon serves: one single-threaded runtime per core on this socket.
+    let server = std::thread::spawn(move || -> Result<(), CoreError> {
+        let serving = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| fail("start the runtime", e))?;
+        serving.block_on(async move {
+            let listener =
+                tokio::net::TcpListener::from_std(listener).map_err(|e| fail("bind a port", e))?;
+            theurian_server::daemon::serve_on_threads(
+                listener,
+                state,
+                theurian_server::daemon::serving_threads(),
+                async move {
+                    let _ = stopped.await;
+                },
+            )
+            .await
+        })
+    });
     let stream =
         std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| fail("connect", e))?;
     let _ = stream.set_nodelay(true);
@@ -366,7 +379,7 @@ pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, C
         }
     }
     let _ = stop.send(());
-    let _ = runtime.block_on(server);
+    let _ = server.join();
     let n = known.len().max(1) as f64;
     Ok(json!({
         "benchmark": "index build and knowledge.search over a generated corpus",
