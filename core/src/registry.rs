@@ -104,18 +104,8 @@ impl Registry {
     /// Every usable registration, sorted by id.
     pub fn entries(&self) -> BTreeMap<String, Entry> {
         self.raw
-            .iter()
-            .filter(|(id, _)| valid_id(id))
-            .filter_map(|(id, v)| {
-                let root_path = usable_root(v)?;
-                Some((
-                    id.clone(),
-                    Entry {
-                        root_path,
-                        record: v.as_object().cloned().unwrap_or_default(),
-                    },
-                ))
-            })
+            .keys()
+            .filter_map(|id| Some((id.clone(), self.get(id)?)))
             .collect()
     }
 
@@ -131,7 +121,7 @@ impl Registry {
         ids
     }
 
-    /// The usable entry for `id` (what [`Registry::entries`] holds under it).
+    /// The usable entry for `id`: a valid id whose record names a usable root.
     pub fn get(&self, id: &str) -> Option<Entry> {
         let v = self.raw.get(id)?;
         let root_path = usable_root(v)?;

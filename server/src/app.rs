@@ -41,7 +41,6 @@ pub fn router(state: AppState, mcp: TheurianMcp) -> Router {
     );
     // A plain `tools/call` is answered in the connection's task; rmcp takes everything else.
     let direct = Direct {
-        state: state.clone(),
         mcp,
         rmcp: service,
         max_body: MAX_REQUEST_BODY_BYTES,

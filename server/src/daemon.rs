@@ -163,16 +163,6 @@ async fn serve_app(
         })
 }
 
-/// Serves on `listener`, in the calling runtime, until `shutdown` completes, then drains
-/// in-flight requests.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), CoreError> {
-    serve_app(listener, application(state)?, shutdown).await
-}
-
 /// The most serving threads, however many cores the machine has: a daemon answers agents on
 /// one machine, and each thread keeps its own connections.
 pub const MAX_SERVING_THREADS: usize = 4;

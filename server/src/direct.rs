@@ -16,7 +16,6 @@
 //! compare the answers byte for byte.
 
 use crate::mcp::{refused, TheurianMcp};
-use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, Request, StatusCode};
@@ -34,7 +33,6 @@ use theurian_protocol::answer::Answer;
 /// What the `/mcp` route holds: the handler and rmcp's transport for everything else.
 #[derive(Clone)]
 pub struct Direct {
-    pub state: AppState,
     pub mcp: TheurianMcp,
     pub rmcp: StreamableHttpService<TheurianMcp, NeverSessionManager>,
     /// The largest body read here (the same bound rmcp enforces).
@@ -147,7 +145,11 @@ pub async fn route(State(direct): State<Direct>, request: Request<Body>) -> Resp
     let CallMethod::ToolsCall = call.method;
     let arguments = serde_json::Value::Object(call.params.arguments.unwrap_or_default());
     let outcome = direct.mcp.outcome(&call.params.name, arguments).await;
-    direct.state.direct_calls.fetch_add(1, Ordering::Relaxed);
+    direct
+        .mcp
+        .state()
+        .direct_calls
+        .fetch_add(1, Ordering::Relaxed);
     let written = match outcome {
         Ok(answer) => success_bytes(&call.id, &answer),
         Err(refusal) => message_bytes(call.id, refused(&refusal)),

@@ -69,6 +69,11 @@ impl TheurianMcp {
         })
     }
 
+    /// The shared daemon state.
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
     /// Runs one call through the seat and dispatch: the typed answer, or the refusal.
     pub async fn outcome(
         &self,
@@ -84,11 +89,11 @@ impl TheurianMcp {
 
     /// Answers one call: seat, dispatch, shape.
     pub async fn answer(&self, name: &str, arguments: serde_json::Value) -> CallToolResult {
-        let shaped = match self.outcome(name, arguments).await {
-            Ok(answer) => success(&answer, name),
-            Err(refusal) => Err(refusal),
-        };
-        match shaped {
+        match self
+            .outcome(name, arguments)
+            .await
+            .and_then(|answer| success(&answer, name))
+        {
             Ok(result) => result,
             Err(refusal) => refused(&refusal),
         }
