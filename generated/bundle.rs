@@ -21,6 +21,9 @@ pub enum BundleError {
     Unparsable(String),
     /// Two embedded files would land on the same `$defs` key.
     KeyClash(String),
+    /// The bundled schema cannot be rewritten into its published form without changing what
+    /// it validates (see [`crate::publish`]).
+    Unpublishable(String),
 }
 
 impl std::error::Error for BundleError {}
@@ -36,6 +39,7 @@ impl std::fmt::Display for BundleError {
             BundleError::KeyClash(k) => {
                 write!(f, "two bundled schemas would share the `$defs` key {k}")
             }
+            BundleError::Unpublishable(why) => f.write_str(why),
         }
     }
 }

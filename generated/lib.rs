@@ -11,13 +11,15 @@
 //!   typed dispatch.
 //! * [`schemas`]: every schema file, embedded verbatim.
 //! * [`answer`]: a tool's typed answer, serialised once per form the transport writes.
-//! * [`bundle`]: a schema made self-contained for publication in `tools/list`.
+//! * [`bundle`]: a schema made self-contained, every file it reaches embedded.
+//! * [`publish`]: the compact, portable form of a tool's schemas that `tools/list` carries.
 //! * [`seat`]: the validation seat that checks raw arguments before any handler runs.
 
 include!(concat!(env!("OUT_DIR"), "/protocol.rs"));
 
 pub mod answer;
 pub mod bundle;
+pub mod publish;
 mod refusal;
 pub mod seat;
 

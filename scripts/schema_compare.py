@@ -10,7 +10,7 @@ import json, os, sys, glob
 OURS = os.path.join(os.path.dirname(__file__), "..", "schemas")
 THEIRS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "reference", "schemas")
 # x-theurian-summary and x-theurian-intent are our codegen annotations (tool description, read-only or write-intent)
-DROP = {"description", "title", "$id", "$comment", "examples", "$schema", "$defs", "default", "x-theurian-summary", "x-theurian-intent"}
+DROP = {"description", "title", "$id", "$comment", "examples", "$schema", "$defs", "default", "x-theurian-summary", "x-theurian-intent", "x-theurian-notes"}
 
 def load_all(root):
     by_id, by_name = {}, {}

@@ -42,6 +42,17 @@ pub enum Command {
     /// Start, stop and inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
+    /// Serve MCP on stdin/stdout for a client that launches its server as a subprocess (Claude
+    /// Desktop, Cursor, VS Code). Same tools and data directory as the daemon, no token; runs
+    /// beside a daemon. Standard output carries only JSON-RPC; logs go to standard error.
+    Stdio {
+        /// How to spell tool names in `tools/list`; calls accept both either way.
+        #[arg(long, value_enum, default_value_t = ToolNameStyle::Dotted)]
+        tool_names: ToolNameStyle,
+        /// Publish every schema description in full (see `daemon start --full-descriptions`).
+        #[arg(long)]
+        full_descriptions: bool,
+    },
     /// Manage the daemon's bearer token.
     #[command(subcommand)]
     Auth(AuthCommand),
@@ -137,6 +148,10 @@ pub enum DaemonCommand {
         /// How to spell tool names in `tools/list`; calls accept both either way.
         #[arg(long, value_enum, default_value_t = ToolNameStyle::Dotted)]
         tool_names: ToolNameStyle,
+        /// Publish every schema description in full in `tools/list`, with its notes and the
+        /// response schemas' prose (about three times the tokens; docs/protocol.md has the same text).
+        #[arg(long)]
+        full_descriptions: bool,
     },
     /// Stop the daemon serving this data directory.
     Stop,

@@ -5,7 +5,7 @@
 
 use crate::app::router;
 use crate::mcp::TheurianMcp;
-use crate::state::{AppState, Shared, ToolNames};
+use crate::state::{AppState, Publication, Shared};
 use std::fs::File;
 use std::future::Future;
 use std::io::{Read, Seek, Write};
@@ -109,8 +109,31 @@ pub fn probe(port: u16) -> Option<serde_json::Value> {
 
 /// Reads the token (creating it on first start) and the serving profile, compiles the seat,
 /// and assembles the shared state. Any fault here refuses to start.
-pub fn build_state(data: DataDir, port: u16, tool_names: ToolNames) -> Result<AppState, CoreError> {
+pub fn build_state(
+    data: DataDir,
+    port: u16,
+    publication: impl Into<Publication>,
+) -> Result<AppState, CoreError> {
     let token = token::load_or_create(&data)?;
+    assemble(data, token, port, publication.into())
+}
+
+/// The state a stdio session serves from: no listening port and no token file. The token is a
+/// fresh random one held only in memory, so nothing this state guards can be reached with it.
+pub fn build_stdio_state(
+    data: DataDir,
+    publication: impl Into<Publication>,
+) -> Result<AppState, CoreError> {
+    let unusable = token::generate()?;
+    assemble(data, unusable, 0, publication.into())
+}
+
+fn assemble(
+    data: DataDir,
+    token: String,
+    port: u16,
+    publication: Publication,
+) -> Result<AppState, CoreError> {
     let ceiling = serving_profile::load(&data)?;
     let seat = Seat::new().map_err(|e| {
         CoreError::failure(e.to_string(), "This build is damaged: reinstall theurian.")
@@ -122,7 +145,7 @@ pub fn build_state(data: DataDir, port: u16, tool_names: ToolNames) -> Result<Ap
         ceiling,
         port,
         seat,
-        tool_names,
+        publication,
         pools: Default::default(),
         indexes: Default::default(),
         memo: Default::default(),
@@ -329,7 +352,7 @@ pub fn decide(data: &DataDir, port: u16) -> Result<Start, CoreError> {
 pub fn run_foreground(
     data: DataDir,
     port: u16,
-    tool_names: ToolNames,
+    publication: impl Into<Publication>,
     mut lock: DaemonLock,
     ready: impl FnOnce(&AppState, u16),
 ) -> Result<(), CoreError> {
@@ -350,7 +373,7 @@ pub fn run_foreground(
                 )
             })?;
         let bound = listener.local_addr().map(|a| a.port()).unwrap_or(port);
-        let state = build_state(data, bound, tool_names)?;
+        let state = build_state(data, bound, publication)?;
         lock.record(&LockInfo {
             pid: std::process::id(),
             port: bound,

@@ -1,5 +1,5 @@
-//! The Theurian daemon: MCP over Streamable HTTP on loopback, behind a bearer token, with the
-//! validation seat in front of every tool.
+//! The Theurian daemon: MCP over Streamable HTTP on loopback, behind a bearer token, or over
+//! stdin/stdout for a client that launched it, with the validation seat in front of every tool.
 //!
 //! * [`app`]: the axum router — `/health`, the guard (token, Host, Origin, body size) and the
 //!   rmcp service mounted at `/mcp`.
@@ -9,6 +9,7 @@
 //!   through the seat, then typed dispatch.
 //! * [`tools`]: one file per tool; [`tools::Handlers`] implements the generated trait.
 //! * [`daemon`]: single instance per data directory, the lock file, start/stop, signals.
+//! * [`stdio`]: one MCP session on the process's standard streams, no token, no lock.
 //! * [`memory`]: a malloc arena per core and an idle trim, so resident memory tracks what is held.
 
 pub mod admission;
@@ -19,6 +20,7 @@ pub mod guard;
 pub mod mcp;
 pub mod memory;
 pub mod state;
+pub mod stdio;
 pub mod tools;
 
-pub use state::{AppState, ToolNames};
+pub use state::{AppState, Publication, ToolNames};

@@ -3,7 +3,7 @@
 //! shapes every answer the same way: a success carries the JSON as text and as
 //! `structuredContent`; a refusal carries text and `_meta`, never `structuredContent`.
 
-use crate::state::{AppState, ToolNames};
+use crate::state::{AppState, Publication, ToolNames};
 use crate::tools::Handlers;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -14,7 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::sync::Arc;
 use theurian_protocol::answer::Answer;
-use theurian_protocol::bundle::bundled;
+use theurian_protocol::publish;
 use theurian_protocol::tools::{dispatch, registered, Intent, ToolSpec};
 use theurian_protocol::Refusal;
 
@@ -33,15 +33,23 @@ pub struct TheurianMcp {
     published: Arc<Vec<Tool>>,
 }
 
-/// Builds the published `Tool` for one table row: the real schemas, bundled.
-fn publish(spec: &ToolSpec, names: ToolNames) -> Result<Tool, String> {
-    let object = |path: &str| -> Result<Arc<JsonObject>, String> {
-        match bundled(path).map_err(|e| e.to_string())? {
-            serde_json::Value::Object(map) => Ok(Arc::new(map)),
-            _ => Err(format!("{path} is not a JSON object")),
-        }
-    };
-    let name = match names {
+/// Builds the published `Tool` for one table row: its schemas in their published form.
+fn publish(spec: &ToolSpec, publication: Publication) -> Result<Tool, String> {
+    let object =
+        |schema: Result<serde_json::Value, _>, path: &str| -> Result<Arc<JsonObject>, String> {
+            match schema.map_err(|e: theurian_protocol::bundle::BundleError| e.to_string())? {
+                serde_json::Value::Object(map) => Ok(Arc::new(map)),
+                _ => Err(format!("{path} is not a JSON object")),
+            }
+        };
+    let detail = publication.detail;
+    let input = object(publish::input(spec.input_schema, detail), spec.input_schema)?;
+    let output = object(
+        publish::output(spec.response_schema, detail),
+        spec.response_schema,
+    )?;
+    let description = publish::tool_description(spec.summary, spec.input_schema, detail);
+    let name = match publication.names {
         ToolNames::Dotted => spec.name,
         ToolNames::Underscore => spec.underscore_name,
     };
@@ -51,8 +59,8 @@ fn publish(spec: &ToolSpec, names: ToolNames) -> Result<Tool, String> {
     annotations.destructive_hint = Some(false);
     annotations.idempotent_hint = Some(read_only);
     annotations.open_world_hint = Some(false);
-    Ok(Tool::new(name, spec.summary, object(spec.input_schema)?)
-        .with_raw_output_schema(object(spec.response_schema)?)
+    Ok(Tool::new(name, description, input)
+        .with_raw_output_schema(output)
         .with_annotations(annotations))
 }
 
@@ -60,7 +68,7 @@ impl TheurianMcp {
     /// Prepares the published tool list once.
     pub fn new(state: AppState) -> Result<Self, String> {
         let published = registered::<Handlers>()
-            .map(|spec| publish(spec, state.tool_names))
+            .map(|spec| publish(spec, state.publication))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(TheurianMcp {
             handlers: Arc::new(Handlers::new(state.clone())),

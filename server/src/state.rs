@@ -16,6 +16,22 @@ pub enum ToolNames {
     Underscore,
 }
 
+/// What `tools/list` publishes: the spelling of tool names and how much prose the schemas carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Publication {
+    pub names: ToolNames,
+    pub detail: theurian_protocol::publish::Detail,
+}
+
+impl From<ToolNames> for Publication {
+    fn from(names: ToolNames) -> Self {
+        Publication {
+            names,
+            detail: Default::default(),
+        }
+    }
+}
+
 /// Shared daemon state.
 pub struct Shared {
     /// Where the registry, token and lock live.
@@ -28,8 +44,8 @@ pub struct Shared {
     pub port: u16,
     /// Compiled validators for every tool.
     pub seat: Seat,
-    /// Name style in `tools/list`.
-    pub tool_names: ToolNames,
+    /// Name style and prose in `tools/list`.
+    pub publication: Publication,
     /// When the daemon started (RFC 3339, UTC).
     pub started_at: String,
     /// Read-only pools on the state databases.

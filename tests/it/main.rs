@@ -7,6 +7,7 @@
 //! * `schema_agreement`: our schemas against the reference's, structurally.
 //! * `generated`: the committed generated source against what the build produces.
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
+//! * `publication`: what `tools/list` publishes: budgets, portability, same verdicts as the seat.
 //! * `parity`: our lexical and substring rankings against SQLite FTS5's bm25, row for row.
 
 mod candidate;
@@ -24,6 +25,7 @@ mod migrate_apply;
 mod operations;
 mod parity;
 mod proposals;
+mod publication;
 mod ranked;
 mod review;
 mod review_ingest;

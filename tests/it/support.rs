@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use theurian_core::datadir::DataDir;
-use theurian_server::ToolNames;
+use theurian_server::{Publication, ToolNames};
 
 /// The workspace root.
 pub fn root() -> PathBuf {
@@ -44,7 +44,11 @@ impl Daemon {
     }
 
     /// A daemon over an existing data directory (where a CLI run recorded provenance).
-    pub async fn start_with(dir: tempfile::TempDir, data: DataDir, names: ToolNames) -> Daemon {
+    pub async fn start_with(
+        dir: tempfile::TempDir,
+        data: DataDir,
+        names: impl Into<Publication>,
+    ) -> Daemon {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind port 0");
@@ -196,6 +200,7 @@ pub const ANNOTATIONS: &[&str] = &[
     "default",
     "x-theurian-summary",
     "x-theurian-intent",
+    "x-theurian-notes",
 ];
 
 /// Loads every `*.schema.json` under `dir`: by relative path, and by `$id`.

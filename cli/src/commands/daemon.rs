@@ -10,17 +10,26 @@ use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 use theurian_core::datadir::DataDir;
 use theurian_core::CoreError;
+use theurian_protocol::publish::Detail;
 use theurian_server::daemon::{self, read_lock_info, DaemonLock, Start};
-use theurian_server::ToolNames;
+use theurian_server::{Publication, ToolNames};
 
 pub fn endpoint(port: u16) -> String {
     format!("http://127.0.0.1:{port}/mcp")
 }
 
-fn names(style: ToolNameStyle) -> ToolNames {
-    match style {
-        ToolNameStyle::Dotted => ToolNames::Dotted,
-        ToolNameStyle::Underscore => ToolNames::Underscore,
+/// What `tools/list` publishes, from the command-line options.
+pub fn publication(style: ToolNameStyle, full_descriptions: bool) -> Publication {
+    Publication {
+        names: match style {
+            ToolNameStyle::Dotted => ToolNames::Dotted,
+            ToolNameStyle::Underscore => ToolNames::Underscore,
+        },
+        detail: if full_descriptions {
+            Detail::Full
+        } else {
+            Detail::Brief
+        },
     }
 }
 
@@ -39,10 +48,12 @@ pub fn run(data: &DataDir, cmd: DaemonCommand, json_output: bool) -> Result<Valu
             foreground,
             port,
             tool_names,
+            full_descriptions,
         } => match daemon::decide(data, port)? {
             Start::Reuse(info) => Ok(reuse(&info)),
             Start::Serve(lock) if foreground => {
-                daemon::run_foreground(data.clone(), port, names(tool_names), lock, |_, bound| {
+                let publication = publication(tool_names, full_descriptions);
+                daemon::run_foreground(data.clone(), port, publication, lock, |_, bound| {
                     if !json_output {
                         eprintln!(
                             "theurian: serving {} (token in {})",
@@ -55,7 +66,7 @@ pub fn run(data: &DataDir, cmd: DaemonCommand, json_output: bool) -> Result<Valu
             }
             Start::Serve(lock) => {
                 drop(lock);
-                start_background(data, port, tool_names)
+                start_background(data, port, tool_names, full_descriptions)
             }
         },
         DaemonCommand::Stop => stop(data),
@@ -63,7 +74,12 @@ pub fn run(data: &DataDir, cmd: DaemonCommand, json_output: bool) -> Result<Valu
     }
 }
 
-fn start_background(data: &DataDir, port: u16, style: ToolNameStyle) -> Result<Value, CoreError> {
+fn start_background(
+    data: &DataDir,
+    port: u16,
+    style: ToolNameStyle,
+    full_descriptions: bool,
+) -> Result<Value, CoreError> {
     let exe = std::env::current_exe().map_err(|e| {
         CoreError::failure(
             format!("Cannot find this program's own path: {e}."),
@@ -94,6 +110,7 @@ fn start_background(data: &DataDir, port: u16, style: ToolNameStyle) -> Result<V
             "--tool-names",
             style,
         ])
+        .args(full_descriptions.then_some("--full-descriptions"))
         .env("THEURIAN_DATA_DIR", data.root())
         .stdin(std::process::Stdio::null())
         .stdout(log)

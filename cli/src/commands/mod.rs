@@ -35,6 +35,15 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Propose(args) => propose::run(*args),
         Command::Index(cmd) => index::run(&data, cmd, cli.json),
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),
+        Command::Stdio {
+            tool_names,
+            full_descriptions,
+        } => {
+            let publication = daemon::publication(tool_names, full_descriptions);
+            theurian_server::stdio::run(data, publication)?;
+            // Standard output belonged to the session: nothing more is written there.
+            std::process::exit(0);
+        }
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),
         Command::Doctor => doctor::run(&data, cli.json),

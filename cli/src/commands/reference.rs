@@ -37,48 +37,21 @@ pub fn markdown() -> String {
     out
 }
 
-/// A property with its `$ref` (to another embedded file, or within `doc`) followed, its own
-/// keys (a local description) laid over the target's.
-fn resolved(p: &serde_json::Value, doc: &serde_json::Value) -> serde_json::Value {
-    let Some(r) = p.get("$ref").and_then(|r| r.as_str()) else {
-        return p.clone();
-    };
-    let (base, fragment) = r.split_once('#').unwrap_or((r, ""));
-    let target_doc: serde_json::Value = if base.is_empty() {
-        doc.clone()
-    } else {
-        theurian_protocol::schemas::ALL
-            .iter()
-            .find(|d| d.id == base)
-            .and_then(|d| serde_json::from_str(d.text).ok())
-            .unwrap_or_default()
-    };
-    let mut out = target_doc
-        .pointer(fragment)
-        .map(|t| resolved(t, &target_doc))
-        .unwrap_or_default();
-    if let (Some(o), Some(own)) = (out.as_object_mut(), p.as_object()) {
-        for (k, v) in own {
-            if k != "$ref" {
-                o.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    out
-}
-
 /// One key's type, as the schema states it.
 fn type_of(p: &serde_json::Value) -> String {
-    match p.get("type") {
-        Some(serde_json::Value::String(t)) => t.clone(),
-        Some(serde_json::Value::Array(ts)) => ts
-            .iter()
-            .filter_map(|t| t.as_str())
-            .collect::<Vec<_>>()
-            .join(" or "),
-        _ if p.get("enum").is_some() => "enum".into(),
-        _ if p.get("$ref").is_some() => "object".into(),
-        _ => "any".into(),
+    let branches: Vec<&str> = p
+        .get("anyOf")
+        .and_then(|a| a.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b.get("type").and_then(|t| t.as_str()))
+        .collect();
+    match p.get("type").and_then(|t| t.as_str()) {
+        Some(t) => t.to_owned(),
+        None if !branches.is_empty() => branches.join(" or "),
+        None if p.get("enum").is_some() => "enum".into(),
+        None if p.get("const").is_some() => "constant".into(),
+        None => "any".into(),
     }
 }
 
@@ -115,89 +88,88 @@ fn bounds_of(p: &serde_json::Value) -> String {
 }
 
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "\\|")
 }
 
-/// The MCP tool reference.
+/// Rows of a key table: each property of an object schema, with whether it is required.
+fn rows_of(schema: &serde_json::Value) -> Vec<(String, serde_json::Value, bool)> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.clone(), required.contains(&k.as_str())))
+        .collect()
+}
+
+fn key_table(out: &mut String, rows: Vec<(String, serde_json::Value, bool)>, bounds: bool) {
+    if bounds {
+        out.push_str("| key | type | required | bounds | meaning |\n|---|---|---|---|---|\n");
+    } else {
+        out.push_str("| key | type | always present | meaning |\n|---|---|---|---|\n");
+    }
+    for (k, v, req) in rows {
+        let meaning = cell(v.get("description").and_then(|d| d.as_str()).unwrap_or(""));
+        let req = if req { "yes" } else { "" };
+        if bounds {
+            out.push_str(&format!(
+                "| `{k}` | {} | {req} | {} | {meaning} |\n",
+                type_of(&v),
+                cell(&bounds_of(&v)),
+            ));
+        } else {
+            out.push_str(&format!(
+                "| `{k}` | {} | {req} | {meaning} |\n",
+                type_of(&v)
+            ));
+        }
+    }
+    out.push('\n');
+}
+
+/// The MCP tool reference: every tool's description with its notes, its input keys with their
+/// bounds, and the keys of its answer, all from the full published form of its schemas.
 pub fn protocol() -> String {
-    use theurian_protocol::schemas::ALL;
-    let doc = |path: &str| -> serde_json::Value {
-        ALL.iter()
-            .find(|d| d.path == path)
-            .and_then(|d| serde_json::from_str(d.text).ok())
-            .unwrap_or_default()
-    };
-    let context = doc("mcp/tool-context.schema.json");
+    use theurian_protocol::publish::{self, Detail};
     let mut out = String::from(
         "# MCP tool reference\n\n<!-- generated from schemas/ by `theurian reference --protocol`; do not edit by hand.\n     Refresh with: THEURIAN_BLESS=1 cargo test -p theurian-cli --test it protocol_reference -->\n\n\
-Every tool takes a JSON object; keys not listed are refused. `projectId` is required wherever it is listed. \
-Each tool's full input schema and its response schema (as `outputSchema`) are published, self-contained, in `tools/list`.\n\n",
+Every tool takes a JSON object; keys not listed are refused. `tools/list` publishes each tool's input schema \
+and its response schema (as `outputSchema`), self-contained, with short descriptions; this page has the full text \
+(`theurian daemon start --full-descriptions` publishes it too).\n\n",
     );
     for spec in theurian_protocol::tools::TOOLS.iter() {
-        let input = doc(spec.input_schema);
         let intent = match spec.intent {
             theurian_protocol::tools::Intent::ReadOnly => "read-only",
             theurian_protocol::tools::Intent::WriteIntent => {
                 "write-intent (drafts a proposal; never writes approved state)"
             }
         };
+        let description = publish::tool_description(spec.summary, spec.input_schema, Detail::Full);
         out.push_str(&format!(
-            "## `{}`\n\n{}\n\n*{intent}* — input `schemas/{}`, response `schemas/{}`\n\n",
-            spec.name, spec.summary, spec.input_schema, spec.response_schema
+            "## `{}`\n\n{description}\n\n*{intent}* — input `schemas/{}`, response `schemas/{}`\n\n",
+            spec.name, spec.input_schema, spec.response_schema
         ));
-        let required: Vec<&str> = input
-            .get("required")
-            .and_then(|r| r.as_array())
-            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
-            .unwrap_or_default();
-        let ctx_required: Vec<&str> = context
-            .get("required")
-            .and_then(|r| r.as_array())
-            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
-            .unwrap_or_default();
-        let mut rows: Vec<(String, serde_json::Value, bool)> = Vec::new();
-        let uses_context = input.get("allOf").is_some();
-        if uses_context {
-            for (k, v) in context
-                .get("properties")
-                .and_then(|p| p.as_object())
-                .into_iter()
-                .flatten()
-            {
-                rows.push((
-                    k.clone(),
-                    resolved(v, &context),
-                    ctx_required.contains(&k.as_str()),
-                ));
-            }
-        }
-        for (k, v) in input
-            .get("properties")
-            .and_then(|p| p.as_object())
-            .into_iter()
-            .flatten()
-        {
-            rows.push((
-                k.clone(),
-                resolved(v, &input),
-                required.contains(&k.as_str()),
-            ));
-        }
+        let input = publish::input(spec.input_schema, Detail::Full).unwrap_or_default();
+        let rows = rows_of(&input);
         if rows.is_empty() {
             out.push_str("Takes no arguments (an empty object).\n\n");
-            continue;
+        } else {
+            key_table(&mut out, rows, true);
         }
-        out.push_str("| key | type | required | bounds | meaning |\n|---|---|---|---|---|\n");
-        for (k, v, req) in rows {
-            out.push_str(&format!(
-                "| `{k}` | {} | {} | {} | {} |\n",
-                type_of(&v),
-                if req { "yes" } else { "" },
-                cell(&bounds_of(&v)),
-                cell(v.get("description").and_then(|d| d.as_str()).unwrap_or(""))
-            ));
+        let output = publish::output(spec.response_schema, Detail::Full).unwrap_or_default();
+        let rows = rows_of(&output);
+        if !rows.is_empty() {
+            out.push_str("The answer:\n\n");
+            key_table(&mut out, rows, false);
         }
-        out.push('\n');
     }
     out
 }
