@@ -93,15 +93,20 @@ pub enum Command {
     /// Measure this build: generate a corpus and time the pipeline over it.
     #[command(subcommand)]
     Bench(BenchCommand),
-    /// Serve a small built-in demo project from a scratch data directory, leaving your registry
-    /// alone. Prints the URL, the token and an example call, then serves until Ctrl-C.
+    /// Serve a built-in demo project (Acme Ledger: 25 knowledge items, review evidence and a
+    /// history of review findings) from a scratch data directory, leaving your registry alone.
+    /// Builds everything, prints the URL, the token and a ranked example, then serves until Ctrl-C.
     Demo {
         /// Port to serve on; a free one is chosen when this one is taken.
         #[arg(long, default_value_t = 7419)]
         port: u16,
-        /// Where to write the demo project and its data directory.
+        /// Where to write the demo project and its data directory (default: a folder under the
+        /// temp directory). An existing demo project there is reused as it is.
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Write and build the demo project, print what was built, and exit without serving.
+        #[arg(long)]
+        no_serve: bool,
     },
 }
 

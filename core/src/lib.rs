@@ -14,6 +14,7 @@ pub mod findings;
 pub mod fsutil;
 pub mod gitcheck;
 pub mod gitdir;
+pub mod gitwrite;
 pub mod index;
 pub mod knowledge;
 pub mod layout;

@@ -160,17 +160,60 @@ fn version_and_auth_rotate() {
 }
 
 #[test]
-fn demo_project_files_register_and_serve() {
+fn the_demo_writes_only_its_own_directory_and_reuses_its_project() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // `prepare` is what `theurian demo` runs before serving: the project lands and registers in
-    // the scratch data directory only.
+    let user_data = dir.path().join("user-data");
+    let demo = dir.path().join("demo");
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .env("THEURIAN_DATA_DIR", &user_data)
+            .args(["--json", "demo", "--no-serve", "--dir"])
+            .arg(&demo)
+            .output()
+            .expect("demo");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("json")
+    };
+    let first = run();
+    assert_eq!(first["projectId"], "acme-ledger");
+    assert_eq!(first["findings"], 14);
+    assert_eq!(first["reviewRecords"], 13);
+    assert_eq!(
+        first["index"]["items"], 22,
+        "the confidential item stays out of the index"
+    );
+    assert!(
+        !user_data.exists(),
+        "the user's data directory is never touched"
+    );
+    let registry = std::fs::read_to_string(demo.join("data/projects.json")).expect("registry");
+    assert!(registry.contains("acme-ledger"));
+    // An edit in the demo project survives a second run, which rebuilds from it.
+    let readme = demo.join("project/README.md");
+    std::fs::write(&readme, "edited\n").expect("edit");
+    let second = run();
+    assert_eq!(second["stateHash"], first["stateHash"]);
+    assert_eq!(std::fs::read_to_string(&readme).expect("read"), "edited\n");
+    // A directory that holds something else is refused, not overwritten.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(other.join("project")).expect("mkdir");
+    std::fs::write(other.join("project/notes.txt"), "mine").expect("write");
     let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
-        .env("THEURIAN_DATA_DIR", dir.path().join("user-data"))
-        .args(["--help"])
+        .env("THEURIAN_DATA_DIR", &user_data)
+        .args(["--json", "demo", "--no-serve", "--dir"])
+        .arg(&other)
         .output()
-        .expect("help");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("demo"));
-    assert!(!dir.path().join("user-data/projects.json").exists());
+        .expect("demo");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a demo project"));
+    assert_eq!(
+        std::fs::read_to_string(other.join("project/notes.txt")).expect("read"),
+        "mine"
+    );
 }
 
 #[test]

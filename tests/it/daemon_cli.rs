@@ -169,17 +169,18 @@ fn an_unknown_serving_profile_word_refuses_to_start() {
 }
 
 #[tokio::test]
-async fn the_demo_serves_its_project_for_search_get_and_status() {
+async fn the_demo_serves_its_project_with_every_store_built() {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_theurian"))
+    let child = Command::new(env!("CARGO_BIN_EXE_theurian"))
         .env("RUST_LOG", "warn")
         .args(["demo", "--port", &port.to_string(), "--dir"])
         .arg(dir.path())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut child = Interrupted(Some(child));
+    let deadline = Instant::now() + Duration::from_secs(30);
     while theurian_server::daemon::probe(port).is_none() {
         assert!(Instant::now() < deadline, "the demo never answered /health");
         std::thread::sleep(Duration::from_millis(50));
@@ -192,31 +193,75 @@ async fn the_demo_serves_its_project_for_search_get_and_status() {
         next_id: 1,
     };
     client.initialize().await;
-    let status = client
-        .call(
-            "knowledge.status",
-            serde_json::json!({"projectId": "theurian-demo"}),
-        )
-        .await;
-    assert_eq!(status["structuredContent"]["itemCount"], 2, "{status}");
+    let project = serde_json::json!({"projectId": "acme-ledger"});
+    let status = client.call("knowledge.status", project.clone()).await;
+    assert_eq!(
+        status["structuredContent"]["stateHash"],
+        crate::fixture::STATE_HASH
+    );
     let search = client
         .call(
             "knowledge.search",
-            serde_json::json!({"projectId": "theurian-demo", "query": "proposal"}),
+            serde_json::json!({"projectId": "acme-ledger", "query": "idempotency key reuse"}),
         )
         .await;
-    assert_eq!(
-        search["structuredContent"]["results"][0]["itemId"],
-        "architecture.agents-only-draft-proposals"
+    let body = &search["structuredContent"];
+    assert_eq!(body["retrieval"]["indexed"], true, "{body}");
+    assert_eq!(body["results"][0]["itemId"], "decision.idempotency-keys");
+    assert!(body["results"][0]["foundBy"]
+        .as_array()
+        .is_some_and(|f| f.contains(&serde_json::json!("lexical"))));
+    let withheld = client
+        .call(
+            "knowledge.get",
+            serde_json::json!({"projectId": "acme-ledger", "itemId": crate::fixture::WITHHELD}),
+        )
+        .await;
+    assert_eq!(withheld["isError"], true);
+    let findings = client.call("review.findings", project.clone()).await;
+    assert_eq!(findings["structuredContent"]["count"], 14, "{findings}");
+    let review = client.call("review.search", project.clone()).await;
+    assert!(
+        review["structuredContent"]["count"]
+            .as_u64()
+            .is_some_and(|n| n > 0),
+        "{review}"
     );
-    let get = client.call("knowledge.get", serde_json::json!({"projectId": "theurian-demo", "itemId": "architecture.schemas-are-the-contract"})).await;
-    assert!(get["structuredContent"]["body"]
-        .as_str()
-        .is_some_and(|b| b.contains("wire contract")));
-    let pid = libc::pid_t::try_from(child.id()).expect("pid");
-    // SAFETY: signalling the child this test spawned.
-    unsafe { libc::kill(pid, libc::SIGINT) };
-    let _ = child.wait();
+    let out = child.stop();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        printed.contains("1. decision.retry-with-backoff  (found by"),
+        "the banner shows a ranked example with foundBy: {printed}"
+    );
+    assert!(printed.contains("claude mcp add --transport http acme-ledger"));
+}
+
+/// A spawned `theurian` that gets SIGINT when dropped, so a failing test leaves no daemon behind.
+struct Interrupted(Option<std::process::Child>);
+
+impl Interrupted {
+    /// Interrupts the process and collects what it printed.
+    fn stop(&mut self) -> std::process::Output {
+        let child = self.0.take().expect("running");
+        interrupt(&child);
+        child.wait_with_output().expect("wait")
+    }
+}
+
+impl Drop for Interrupted {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            interrupt(&child);
+            let _ = child.wait();
+        }
+    }
+}
+
+fn interrupt(child: &std::process::Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: signalling a child this test spawned.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+    }
 }
 
 /// One MCP `initialize` over plain HTTP/1.1, as a client wired by `setup` would send it.

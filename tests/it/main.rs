@@ -1,5 +1,6 @@
 //! The workspace's one integration-test binary (one link instead of many, on 2 cores).
 //!
+//! * `fixture`: the repository's own corpus (`cli/demo/`) builds the rows the reference built.
 //! * `wire`: the daemon over a real socket on a free port: initialize, tools/list, every
 //!   registered tool, the validation seat, the guard.
 //! * `daemon_cli`: the real `theurian` binary: single instance, reuse, stop, status.
@@ -15,6 +16,7 @@ mod cli;
 mod clients;
 mod daemon_cli;
 mod findings;
+mod fixture;
 mod fuzz;
 mod generated;
 mod key_sets;

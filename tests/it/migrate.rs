@@ -269,41 +269,6 @@ fn a_changed_body_an_escaping_body_and_a_schema_fault_are_refused() {
 }
 
 #[test]
-fn the_demo_project_the_binary_carries_loads() {
-    let s = Scratch::new();
-    let demo = crate::support::root().join("cli/demo");
-    for sub in ["migrations", "knowledge/architecture"] {
-        std::fs::create_dir_all(s.dir.path().join(".theurian").join(sub)).expect("mkdir");
-        for entry in std::fs::read_dir(demo.join(sub)).expect("demo dir") {
-            let path = entry.expect("entry").path();
-            std::fs::copy(
-                &path,
-                s.dir
-                    .path()
-                    .join(".theurian")
-                    .join(sub)
-                    .join(path.file_name().expect("name")),
-            )
-            .expect("copy");
-        }
-    }
-    let set = MigrationSet::load(&s.root()).unwrap_or_else(|e| panic!("{}", e.message));
-    assert_eq!(set.ordered.len(), 2);
-    let data = tempfile::tempdir().expect("data");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
-        .current_dir(s.dir.path())
-        .env("THEURIAN_DATA_DIR", data.path())
-        .args(["--json", "migrate", "apply", "--allow-uncommitted"])
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "the demo's migrations must apply: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-#[test]
 fn migrate_validate_reports_the_set() {
     let s = Scratch::new();
     s.item(

@@ -25,26 +25,28 @@ pub fn theurian_root() -> Result<std::path::PathBuf, CoreError> {
 
 pub fn run(data: &DataDir, cmd: FindingsCommand) -> Result<Value, CoreError> {
     match cmd {
-        FindingsCommand::Build => {
-            let root = theurian_root()?;
-            // The history read runs outside the writer lock; only the swap holds it.
-            let load = history::load(&root)?;
-            let lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
-            let path = pipeline::runtime()?.block_on(replace_all(&root, &load))?;
-            drop(lock);
-            provenance::record(data, &root, "findings", STORE_ID).map_err(|e| {
-                CoreError::failure(
-                    format!("The store was rebuilt, but this installation could not record that it built it ({}), so `review.findings` will refuse to serve it.", e.message),
-                    e.remedy,
-                )
-            })?;
-            Ok(json!({
-                "storePath": path.to_string_lossy(),
-                "findings": load.findings.len(),
-                "rejected": load.rejections.len(),
-                "parserStamp": PARSER_STAMP,
-                "built": true,
-            }))
-        }
+        FindingsCommand::Build => build_store(data, &theurian_root()?),
     }
+}
+
+/// Reads the history of `root`, rebuilds its findings store and records it as built here.
+pub fn build_store(data: &DataDir, root: &std::path::Path) -> Result<Value, CoreError> {
+    // The history read runs outside the writer lock; only the swap holds it.
+    let load = history::load(root)?;
+    let lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
+    let path = pipeline::runtime()?.block_on(replace_all(root, &load))?;
+    drop(lock);
+    provenance::record(data, root, "findings", STORE_ID).map_err(|e| {
+        CoreError::failure(
+            format!("The store was rebuilt, but this installation could not record that it built it ({}), so `review.findings` will refuse to serve it.", e.message),
+            e.remedy,
+        )
+    })?;
+    Ok(json!({
+        "storePath": path.to_string_lossy(),
+        "findings": load.findings.len(),
+        "rejected": load.rejections.len(),
+        "parserStamp": PARSER_STAMP,
+        "built": true,
+    }))
 }

@@ -8,14 +8,14 @@ mod bench_search;
 mod compat;
 mod daemon;
 mod doctor;
-mod findings;
+pub(crate) mod findings;
 mod index;
 mod init;
 mod migrate;
 mod project;
 mod propose;
 mod reference;
-mod review;
+pub(crate) mod review;
 mod setup;
 mod version;
 
@@ -73,7 +73,11 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
             std::process::exit(0);
         }
         Command::Bench(cmd) => bench::run(cmd),
-        Command::Demo { port, dir } => crate::demo::run(port, dir),
+        Command::Demo {
+            port,
+            dir,
+            no_serve,
+        } => crate::demo::run(port, dir, no_serve),
     }
 }
 
