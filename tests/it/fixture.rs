@@ -130,12 +130,16 @@ async fn tables(path: &Path) -> Value {
     Value::Object(out)
 }
 
-/// The recorded rows of one store, in the order `tables` gives.
-fn recorded(store: &str) -> Value {
+/// What the reference built from the fixture (`tests/fixtures/acme-ledger.reference.json`).
+fn recorded_record() -> Value {
     let text = std::fs::read_to_string(root().join("tests/fixtures/acme-ledger.reference.json"))
         .expect("reference record");
-    let mut record: Value = serde_json::from_str(&text).expect("json");
-    let mut store = record[store].take();
+    serde_json::from_str(&text).expect("json")
+}
+
+/// The recorded rows of one store, in the order `tables` gives.
+fn recorded(store: &str) -> Value {
+    let mut store = recorded_record()[store].take();
     for table in store.as_object_mut().expect("tables").values_mut() {
         if let Some(rows) = table["rows"].as_array_mut() {
             rows.sort_by_key(|v| v.to_string());
@@ -223,4 +227,42 @@ fn a_plain_copy_of_the_fixture_applies_to_the_recorded_state() {
     );
     let again = repo.ok(&["--json", "migrate", "apply"]);
     assert_eq!(again["changed"], false);
+}
+
+#[test]
+fn every_revision_is_cut_into_the_passages_the_reference_cut() {
+    use sha2::Digest;
+    use theurian_core::index::chunk::{chunk, served_text};
+    use theurian_core::migrate::MigrationSet;
+    use theurian_protocol::migration::Operation;
+    let record = recorded_record();
+    let expected = record["chunks"].as_object().expect("chunks");
+    let set = MigrationSet::load(&source().canonicalize().expect("fixture")).expect("load");
+    let mut seen = 0;
+    for migration in &set.ordered {
+        let mut bodies = migration.bodies.iter();
+        for op in &migration.doc.operations {
+            let Operation::UpsertRevision(u) = op else {
+                continue;
+            };
+            let body = bodies.next().expect("body");
+            let ours: Vec<String> = chunk(&served_text(u.metadata.title.as_str(), &body.text))
+                .iter()
+                .map(|c| {
+                    let mut bytes = c.heading.as_bytes().to_vec();
+                    bytes.push(0);
+                    bytes.extend_from_slice(c.text.as_bytes());
+                    format!("{:x}", sha2::Sha256::digest(&bytes))
+                })
+                .collect();
+            let revision = u.revision_id.as_str();
+            assert_eq!(
+                json!(ours),
+                expected[revision],
+                "passages of revision {revision}"
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, expected.len(), "every recorded revision was compared");
 }

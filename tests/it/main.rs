@@ -5,7 +5,8 @@
 //!   registered tool, the validation seat, the guard.
 //! * `daemon_cli`: the real `theurian` binary: single instance, reuse, stop, status.
 //! * `cli`: registry and layout commands, output conventions and exit codes.
-//! * `schema_agreement`: our schemas against the reference's, structurally.
+//! * `reference`: tests that read the reference's own files in `../shared` (ignored on a clone
+//!   alone, run by `.ci/run`): our schemas against its published ones, its corpora's hashes.
 //! * `generated`: the committed generated source against what the build produces.
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
 //! * `publication`: what `tools/list` publishes: budgets, portability, same verdicts as the seat.
@@ -30,7 +31,7 @@ mod proposals;
 mod publication;
 mod ranked;
 mod review;
+mod reference;
 mod review_ingest;
-mod schema_agreement;
 mod support;
 mod wire;

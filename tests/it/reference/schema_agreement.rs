@@ -58,6 +58,7 @@ const OURS_ONLY: &[(&str, &str)] = &[
 const ALLOWED: &[(&str, &str, &str)] = &[];
 
 #[test]
+#[ignore = "reference group: reads ../shared, which only CI and the team's machines have; .ci/run runs it"]
 fn every_schema_agrees_with_the_reference_structurally() {
     let (ours, ours_by_id) = load_schemas(&root().join("schemas"));
     let (theirs, theirs_by_id) = load_schemas(&shared().join("reference/schemas"));
