@@ -37,6 +37,10 @@ pub enum Command {
     /// Review evidence under .theurian/review/: project it for `review.search`.
     #[command(subcommand)]
     Review(ReviewCommand),
+    /// Write a new knowledge item yourself: its migration under .theurian/migrations/ and its
+    /// body under .theurian/knowledge/, checked to load and apply with the rest. Review the two
+    /// files, commit them, then `theurian migrate apply`. See docs/writing-knowledge.md.
+    New(Box<NewArgs>),
     /// Draft a knowledge change as a proposal (for a human to review and merge), or accept one.
     Propose(Box<ProposeArgs>),
     /// Start, stop and inspect the daemon.
@@ -265,6 +269,56 @@ pub struct ProposeArgs {
     /// Write under .theurian/proposals-local/ (kept out of Git).
     #[arg(long)]
     pub local: bool,
+}
+
+/// `theurian new KIND ITEM_ID --title ... --body-file ... --owner ...`: the human authoring path.
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// architecture, decision, domain, operations, security, testing, api, incident,
+    /// convention, rejected-approach or known-exception.
+    pub kind: String,
+    /// The item's id: lower-case words and dashes, namespaced by dots (decision.retry-budget).
+    pub item_id: String,
+    /// The title agents see in every search result.
+    #[arg(long)]
+    pub title: String,
+    /// The body: .md/.markdown, .json or .yaml/.yml (the extension picks the content type).
+    #[arg(long)]
+    pub body_file: PathBuf,
+    /// The team responsible for the item.
+    #[arg(long)]
+    pub owner: String,
+    /// Who is accountable for the change (default: git's user.email).
+    #[arg(long)]
+    pub author: Option<String>,
+    /// Why the item is recorded (default: the title).
+    #[arg(long)]
+    pub description: Option<String>,
+    /// The revision this one replaces, to write a new revision of an existing item.
+    #[arg(long)]
+    pub expected_revision: Option<String>,
+    /// public, internal (default), confidential or restricted.
+    #[arg(long)]
+    pub sensitivity: Option<String>,
+    /// unverified (default), inferred, reviewed or authoritative.
+    #[arg(long)]
+    pub trust_level: Option<String>,
+    /// The namespace to record (default: the id's prefix).
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// A path glob the knowledge applies to, such as src/billing/** (repeatable).
+    #[arg(long = "scope-path")]
+    pub scope_paths: Vec<String>,
+    /// A label (repeatable).
+    #[arg(long = "label")]
+    pub labels: Vec<String>,
+    /// Where the knowledge came from (URL of an ADR, a pull request, ...); without one the item
+    /// is labelled `authored-in-theurian`.
+    #[arg(long)]
+    pub source_uri: Option<String>,
+    /// The source's provider.
+    #[arg(long, default_value = "git")]
+    pub source_provider: String,
 }
 
 #[derive(Debug, Subcommand)]

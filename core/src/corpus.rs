@@ -159,16 +159,15 @@ fn body(rng: &mut Rng, title: &str) -> String {
     out
 }
 
-/// A ULID-shaped id (Crockford base32, 26 characters) that sorts by `n`.
-fn ulid(prefix: &str, n: usize) -> String {
-    const ALPHABET: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-    let mut tail = String::new();
-    let mut v = n;
-    for _ in 0..(26 - prefix.len()) {
-        tail.insert(0, ALPHABET[v % 32] as char);
-        v /= 32;
-    }
-    format!("{prefix}{tail}")
+/// Where generated migration ids start (2026-08-01T00:00:00Z, in milliseconds).
+const MIGRATIONS_FROM_MS: u64 = 1_785_542_400_000;
+/// Where generated revision ids start, a day later so the two families never meet.
+const REVISIONS_FROM_MS: u64 = MIGRATIONS_FROM_MS + 86_400_000;
+
+/// The `n`th id of a family: a ULID `n` milliseconds after the family's start with no random
+/// part, so a generated corpus is the same on every run and its ids sort by `n`.
+fn ulid(from_ms: u64, n: usize) -> String {
+    ulid::Ulid::from_parts(from_ms + n as u64, 0).to_string()
 }
 
 /// Items per generated migration: one, unless that would pass the loader's file limit.
@@ -203,7 +202,7 @@ pub fn generate(root: &Path, items: usize, seed: u64) -> Result<(), CoreError> {
         let file = format!("{item}.md");
         std::fs::write(knowledge.join(&file), &text)
             .map_err(|e| CoreError::io("write", &knowledge.join(&file), &e))?;
-        let revision = ulid("01R", i + 1);
+        let revision = ulid(REVISIONS_FROM_MS, i + 1);
         operations.push_str(&format!(
             "  - op: upsertRevision\n    itemId: {item}\n    revisionId: {revision}\n    contentFile: ../knowledge/generated/{file}\n    contentSha256: {}\n    metadata:\n      title: {title}\n      contentType: text/markdown\n      kind: {kind}\n      namespace: generated\n      status: approved\n      owner: bench\n      sensitivity: internal\n      trustLevel: reviewed\n      validFrom: 2026-08-01T00:00:00Z\n      sourceAnchors:\n        - provider: git\n          sourceUri: git://bench/docs/{i}.md\n          filePath: docs/{i}.md\n",
             sha256_hex(text.as_bytes())
@@ -212,7 +211,7 @@ pub fn generate(root: &Path, items: usize, seed: u64) -> Result<(), CoreError> {
             continue;
         }
         let number = i / per_migration + 1;
-        let id = ulid("01K", number);
+        let id = ulid(MIGRATIONS_FROM_MS, number);
         let description = if per_migration == 1 {
             format!("Generated item {i}.")
         } else {

@@ -45,6 +45,15 @@ pub fn discover(start: &Path) -> Result<Repo, CoreError> {
     ))
 }
 
+/// The `user.email` git would record for a commit in the repository at `root` (its own
+/// configuration, then the user's and the system's), if one is set.
+pub fn user_email(root: &Path) -> Option<String> {
+    let repo = gix::open(root).ok()?;
+    let email = repo.config_snapshot().string("user.email")?;
+    let email = email.to_string();
+    (!email.trim().is_empty()).then(|| email.trim().to_owned())
+}
+
 /// A `.git` file (worktree or submodule) holds `gitdir: <path>`.
 fn linked_git_dir(dot_git: &Path, worktree: &Path) -> Result<PathBuf, CoreError> {
     let text = std::fs::read_to_string(dot_git).map_err(|e| CoreError::io("read", dot_git, &e))?;

@@ -29,7 +29,6 @@ pub mod serving_profile;
 pub mod stamped;
 pub mod store;
 pub mod token;
-pub mod ulid;
 
 pub use error::{CoreError, Exit};
 

@@ -12,8 +12,9 @@ pub(crate) mod findings;
 mod index;
 mod init;
 mod migrate;
+mod new;
 mod project;
-mod propose;
+pub(crate) mod propose;
 mod reference;
 pub(crate) mod review;
 mod setup;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Migrate(cmd) => migrate::run(&data, cmd),
         Command::Findings(cmd) => findings::run(&data, cmd),
         Command::Review(cmd) => review::run(&data, cmd, cli.json),
+        Command::New(args) => new::run(*args),
         Command::Propose(args) => propose::run(*args),
         Command::Index(cmd) => index::run(&data, cmd, cli.json),
         Command::Daemon(cmd) => daemon::run(&data, cmd, cli.json),

@@ -48,51 +48,8 @@ fn request(a: ProposeArgs) -> Result<ContentRequest, CoreError> {
             "Give every option named; `theurian propose --help` describes them.",
         ));
     }
-    let body_file = a.body_file.unwrap_or_default();
-    let ext = body_file
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let content_type = match ext.as_str() {
-        "md" | "markdown" => "text/markdown",
-        "json" => "application/json",
-        "yaml" | "yml" => "application/yaml",
-        _ => {
-            return Err(CoreError::usage(
-                format!("{} has no body extension this tool knows.", body_file.display()),
-                "Name the body .md, .markdown, .json, .yaml or .yml; the extension decides its content type.",
-            ))
-        }
-    };
-    let meta = std::fs::metadata(&body_file).map_err(|e| CoreError::io("read", &body_file, &e))?;
-    if meta.len() > theurian_core::paths::MAX_SOURCE_FILE_BYTES {
-        return Err(CoreError::usage(
-            format!("{} is larger than 8 MiB.", body_file.display()),
-            "Split the knowledge into several items.",
-        ));
-    }
-    let body = std::fs::read_to_string(&body_file).map_err(|_| {
-        CoreError::usage(
-            format!("{} is not UTF-8 text.", body_file.display()),
-            "Save the body as UTF-8.",
-        )
-    })?;
-    if a.scope_paths.iter().any(|p| p.is_empty()) {
-        return Err(CoreError::usage(
-            "An empty --scope-path matches nothing.",
-            "Drop it, or give a glob such as src/**.",
-        ));
-    }
-    if a.labels
-        .iter()
-        .any(|l| l.is_empty() || l.chars().any(char::is_control))
-    {
-        return Err(CoreError::usage(
-            "A --label is empty or holds a control character.",
-            "Give each label as plain text.",
-        ));
-    }
+    let (body, content_type) = read_body(&a.body_file.unwrap_or_default())?;
+    check_lists(&a.scope_paths, &a.labels)?;
     let mut labels = a.labels;
     if a.authored_here && !labels.iter().any(|l| l == AUTHORED_HERE) {
         labels.push(AUTHORED_HERE.to_owned());
@@ -133,4 +90,59 @@ fn request(a: ProposeArgs) -> Result<ContentRequest, CoreError> {
         local: a.local,
         record_defaults: false,
     })
+}
+
+/// A body file's text and the content type its extension names, refused past 8 MiB or when it
+/// is not UTF-8.
+pub fn read_body(body_file: &std::path::Path) -> Result<(String, &'static str), CoreError> {
+    let ext = body_file
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let content_type = match ext.as_str() {
+        "md" | "markdown" => "text/markdown",
+        "json" => "application/json",
+        "yaml" | "yml" => "application/yaml",
+        _ => {
+            return Err(CoreError::usage(
+                format!("{} has no body extension this tool knows.", body_file.display()),
+                "Name the body .md, .markdown, .json, .yaml or .yml; the extension decides its content type.",
+            ))
+        }
+    };
+    let meta = std::fs::metadata(body_file).map_err(|e| CoreError::io("read", body_file, &e))?;
+    if meta.len() > theurian_core::paths::MAX_SOURCE_FILE_BYTES {
+        return Err(CoreError::usage(
+            format!("{} is larger than 8 MiB.", body_file.display()),
+            "Split the knowledge into several items.",
+        ));
+    }
+    let body = std::fs::read_to_string(body_file).map_err(|_| {
+        CoreError::usage(
+            format!("{} is not UTF-8 text.", body_file.display()),
+            "Save the body as UTF-8.",
+        )
+    })?;
+    Ok((body, content_type))
+}
+
+/// Refuses an empty scope glob, and a label that is empty or holds a control character.
+pub fn check_lists(scope_paths: &[String], labels: &[String]) -> Result<(), CoreError> {
+    if scope_paths.iter().any(|p| p.is_empty()) {
+        return Err(CoreError::usage(
+            "An empty --scope-path matches nothing.",
+            "Drop it, or give a glob such as src/**.",
+        ));
+    }
+    if labels
+        .iter()
+        .any(|l| l.is_empty() || l.chars().any(char::is_control))
+    {
+        return Err(CoreError::usage(
+            "A --label is empty or holds a control character.",
+            "Give each label as plain text.",
+        ));
+    }
+    Ok(())
 }

@@ -117,7 +117,7 @@ pub async fn build(
         ));
     }
     let _lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
-    let build_id = crate::ulid::new();
+    let build_id = ulid::Ulid::generate().to_string();
     let final_dir = super::pointer::build_dir(&state_dir, &build_id);
     let building = super::pointer::building_dir(&state_dir, &build_id);
     crate::store::writable::preflight(&state_dir, BUILD)?;

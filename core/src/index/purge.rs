@@ -149,7 +149,7 @@ fn derive(
     pointer: &IndexPointer,
     doomed: &BTreeSet<String>,
 ) -> Result<String, String> {
-    let new_id = crate::ulid::new();
+    let new_id = ulid::Ulid::generate().to_string();
     let building = super::pointer::building_dir(state_dir, &new_id);
     copy_dir(dir, &building).map_err(|e| e.to_string())?;
     let index = Index::open_in_dir(&building).map_err(|e| e.to_string())?;

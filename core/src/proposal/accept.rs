@@ -535,7 +535,7 @@ fn rehearse(
 }
 
 fn tempfile_dir() -> Result<PathBuf, CoreError> {
-    let dir = std::env::temp_dir().join(format!("theurian-accept-{}", crate::ulid::new()));
+    let dir = std::env::temp_dir().join(format!("theurian-accept-{}", ulid::Ulid::generate()));
     std::fs::create_dir_all(&dir).map_err(|e| CoreError::io("create", &dir, &e))?;
     Ok(dir)
 }

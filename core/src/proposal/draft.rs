@@ -73,6 +73,25 @@ pub struct ContentRequest {
     pub record_defaults: bool,
 }
 
+/// `N` fresh ULIDs from one instant, each greater than the one before, so a proposal sorts
+/// before its migration and the migration before its revision.
+fn consecutive_ids<const N: usize>() -> Result<[String; N], DraftError> {
+    let mut generator = ulid::Generator::new();
+    let mut ids: [String; N] = std::array::from_fn(|_| String::new());
+    for id in &mut ids {
+        *id = generator
+            .generate()
+            .map_err(|_| {
+                DraftError::refused(
+                    "No fresh id could be minted in this millisecond.",
+                    "Send the call again.",
+                )
+            })?
+            .to_string();
+    }
+    Ok(ids)
+}
+
 /// The draft entries, and nothing else: what a write-intent tool is given.
 pub struct DraftOnly {
     root: PathBuf,
@@ -297,9 +316,7 @@ impl DraftOnly {
             ));
         }
 
-        let ids = crate::ulid::monotonic(3);
-        let (proposal_id, migration_id, revision_id) =
-            (ids[0].clone(), ids[1].clone(), ids[2].clone());
+        let [proposal_id, migration_id, revision_id] = consecutive_ids()?;
         let body_rel = body_path(item_id.as_str(), &revision_id, ext);
         let content_file = format!("../knowledge/{body_rel}");
         let content_sha = sha256_hex(req.body.as_bytes());
@@ -617,8 +634,7 @@ impl DraftOnly {
             })?;
             kinds.push(kind);
         }
-        let ids = crate::ulid::monotonic(2);
-        let (proposal_id, migration_id) = (ids[0].clone(), ids[1].clone());
+        let [proposal_id, migration_id] = consecutive_ids()?;
         document.insert(
             "apiVersion".into(),
             json!(theurian_protocol::migration::MigrationApiVersion::TheurianDevV1.to_string()),

@@ -138,7 +138,7 @@ pub fn ingest(data: &DataDir, root: &Path, opts: &Options) -> Result<Outcome, Co
     let ctx = RunContext {
         entry: entry.clone(),
         project_id: project_id(data, root)?,
-        run_id: crate::ulid::new(),
+        run_id: ulid::Ulid::generate().to_string(),
         observed_at: crate::store::time::now_iso(),
     };
     // The allowlist and the transport guard hold for every request, not just the first.
