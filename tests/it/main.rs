@@ -1,5 +1,6 @@
 //! The workspace's one integration-test binary (one link instead of many, on 2 cores).
 //!
+//! * `authoring`: `theurian new`, from a person's body file to a served item.
 //! * `fixture`: the repository's own corpus (`cli/demo/`) builds the rows the reference built.
 //! * `wire`: the daemon over a real socket on a free port: initialize, tools/list, every
 //!   registered tool, the validation seat, the guard.
@@ -12,6 +13,7 @@
 //! * `publication`: what `tools/list` publishes: budgets, portability, same verdicts as the seat.
 //! * `parity`: our lexical and substring rankings against SQLite FTS5's bm25, row for row.
 
+mod authoring;
 mod candidate;
 mod cli;
 mod clients;
