@@ -16,6 +16,7 @@ use theurian_core::datadir::DataDir;
 use theurian_core::gitwrite::{write_history, write_index, Identity, Snapshot};
 use theurian_core::index::build::{build, BuildOptions};
 use theurian_core::migrate::MigrationSet;
+use theurian_core::progress::SILENT;
 use theurian_core::registry::Registry;
 use theurian_core::store::pipeline::{self, Project};
 use theurian_core::{gitdir, layout, serving_profile, CoreError};
@@ -179,17 +180,18 @@ pub fn prepare(dir: &Path) -> Result<(DataDir, Value), CoreError> {
         &data,
         &Project::new(repo.root.clone(), PROJECT_ID, &repo, None),
         &set,
+        &SILENT,
     ))?;
     let visible = serving_profile::load(&data)?.visible_names();
     let options = BuildOptions {
-        progress: None,
+        progress: &SILENT,
         include_unapproved: false,
         no_embeddings: false,
         raptor: true,
     };
     let index = runtime.block_on(build(&data, &repo.root, PROJECT_ID, &visible, options))?;
-    let review = crate::commands::review::build_store(&data, &repo.root)?;
-    let findings = crate::commands::findings::build_store(&data, &repo.root)?;
+    let review = crate::commands::review::build_store(&data, &repo.root, &SILENT)?;
+    let findings = crate::commands::findings::build_store(&data, &repo.root, &SILENT)?;
     Ok((
         data,
         json!({

@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod demo;
 mod output;
+mod progress;
 
 use clap::Parser;
 

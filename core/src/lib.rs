@@ -20,6 +20,7 @@ pub mod knowledge;
 pub mod layout;
 pub mod migrate;
 pub mod paths;
+pub mod progress;
 pub mod proposal;
 pub mod registry;
 pub mod review;

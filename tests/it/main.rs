@@ -11,6 +11,7 @@
 //! * `generated`: the committed generated source against what the build produces.
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
 //! * `publication`: what `tools/list` publishes: budgets, portability, same verdicts as the seat.
+//! * `progress`: bars on a terminal, nothing under `--json` or off one.
 //! * `parity`: our lexical and substring rankings against SQLite FTS5's bm25, row for row.
 
 mod authoring;
@@ -29,6 +30,7 @@ mod migrate;
 mod migrate_apply;
 mod operations;
 mod parity;
+mod progress;
 mod proposals;
 mod publication;
 mod ranked;

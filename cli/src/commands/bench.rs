@@ -59,7 +59,12 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
                 let started = Instant::now();
                 let set = MigrationSet::load(&root)?;
                 let loaded = started.elapsed().as_secs_f64();
-                let out = runtime.block_on(pipeline::apply(&data, &project, &set))?;
+                let out = runtime.block_on(pipeline::apply(
+                    &data,
+                    &project,
+                    &set,
+                    &theurian_core::progress::SILENT,
+                ))?;
                 let total = started.elapsed().as_secs_f64();
                 hash = out["stateHash"].as_str().unwrap_or_default().to_owned();
                 if best.is_none_or(|(_, t)| total < t) {

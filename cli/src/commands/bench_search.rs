@@ -225,7 +225,12 @@ pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, C
     let _context = runtime.enter();
     let project = Project::new(root.clone(), "bench", &repo, None);
     let set = MigrationSet::load(&root)?;
-    runtime.block_on(pipeline::apply(&data, &project, &set))?;
+    runtime.block_on(pipeline::apply(
+        &data,
+        &project,
+        &set,
+        &theurian_core::progress::SILENT,
+    ))?;
 
     let state_dir = root.join(".theurian/state");
     // A kept build is reused only if this version reads its layout; otherwise it is rebuilt.

@@ -201,7 +201,11 @@ fn project(data: &DataDir, out: &mut Vec<Value>) {
     }
     if let Ok(Some(dir)) = theurian_core::review::listing::review_root(&root) {
         let prints = theurian_core::review::listing::fingerprints(&dir);
-        match theurian_core::review::listing::read_all(&dir, &prints) {
+        match theurian_core::review::listing::read_all(
+            &dir,
+            &prints,
+            &theurian_core::progress::SILENT,
+        ) {
             Ok(entries) => out.push(check(
                 "review evidence",
                 true,

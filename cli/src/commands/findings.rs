@@ -23,16 +23,22 @@ pub fn theurian_root() -> Result<std::path::PathBuf, CoreError> {
     Ok(root)
 }
 
-pub fn run(data: &DataDir, cmd: FindingsCommand) -> Result<Value, CoreError> {
+pub fn run(data: &DataDir, cmd: FindingsCommand, json: bool) -> Result<Value, CoreError> {
     match cmd {
-        FindingsCommand::Build => build_store(data, &theurian_root()?),
+        FindingsCommand::Build => {
+            build_store(data, &theurian_root()?, &crate::progress::Bar::new(json))
+        }
     }
 }
 
 /// Reads the history of `root`, rebuilds its findings store and records it as built here.
-pub fn build_store(data: &DataDir, root: &std::path::Path) -> Result<Value, CoreError> {
+pub fn build_store(
+    data: &DataDir,
+    root: &std::path::Path,
+    progress: &dyn theurian_core::progress::Progress,
+) -> Result<Value, CoreError> {
     // The history read runs outside the writer lock; only the swap holds it.
-    let load = history::load(root)?;
+    let load = history::load_reporting(root, progress)?;
     let lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
     let path = pipeline::runtime()?.block_on(replace_all(root, &load))?;
     drop(lock);

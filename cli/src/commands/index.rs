@@ -9,24 +9,6 @@ use theurian_core::index::pointer::{build_dir, BuildInfo, IndexPointer};
 use theurian_core::store::{pipeline, pointer};
 use theurian_core::{serving_profile, CoreError};
 
-/// A one-line progress bar on stderr, redrawn in place.
-fn progress(done: usize, total: usize) {
-    use std::io::Write;
-    let width = 30;
-    let filled = (done * width).checked_div(total).unwrap_or(width);
-    let mut err = std::io::stderr();
-    let _ = write!(
-        err,
-        "\rindexing [{}{}] {done}/{total} items",
-        "#".repeat(filled),
-        " ".repeat(width - filled)
-    );
-    if done + 1 >= total {
-        let _ = write!(err, "\r{}\r", " ".repeat(width + 40));
-    }
-    let _ = err.flush();
-}
-
 pub fn run(data: &DataDir, cmd: IndexCommand, json_output: bool) -> Result<Value, CoreError> {
     let project = project(data)?;
     match cmd {
@@ -36,16 +18,14 @@ pub fn run(data: &DataDir, cmd: IndexCommand, json_output: bool) -> Result<Value
             raptor,
         } => {
             let visible = serving_profile::load(data)?.visible_names();
+            let bar = crate::progress::Bar::new(json_output);
             pipeline::runtime()?.block_on(build(
                 data,
                 &project.root,
                 &project.row.project_id,
                 &visible,
                 BuildOptions {
-                    // Quiet under --json and when stderr is not a terminal.
-                    progress: (!json_output
-                        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                    .then_some(progress as fn(usize, usize)),
+                    progress: &bar,
                     include_unapproved,
                     no_embeddings,
                     raptor,

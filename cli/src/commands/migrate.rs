@@ -52,7 +52,7 @@ pub fn project(data: &DataDir) -> Result<Project, CoreError> {
     Ok(Project::new(root, &id, &repo, registered_at))
 }
 
-pub fn run(data: &DataDir, cmd: MigrateCommand) -> Result<Value, CoreError> {
+pub fn run(data: &DataDir, cmd: MigrateCommand, json: bool) -> Result<Value, CoreError> {
     match cmd {
         MigrateCommand::Apply { allow_uncommitted } => {
             let project = project(data)?;
@@ -60,7 +60,8 @@ pub fn run(data: &DataDir, cmd: MigrateCommand) -> Result<Value, CoreError> {
             if !allow_uncommitted {
                 theurian_core::gitcheck::require_committed(&project.root, &set)?;
             }
-            pipeline::runtime()?.block_on(pipeline::apply(data, &project, &set))
+            let bar = crate::progress::Bar::new(json);
+            pipeline::runtime()?.block_on(pipeline::apply(data, &project, &set, &bar))
         }
         MigrateCommand::Status => {
             let project = project(data)?;

@@ -30,8 +30,8 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
     match cli.command {
         Command::Init => init::run(&data),
         Command::Project(cmd) => project::run(&data, cmd),
-        Command::Migrate(cmd) => migrate::run(&data, cmd),
-        Command::Findings(cmd) => findings::run(&data, cmd),
+        Command::Migrate(cmd) => migrate::run(&data, cmd, cli.json),
+        Command::Findings(cmd) => findings::run(&data, cmd, cli.json),
         Command::Review(cmd) => review::run(&data, cmd, cli.json),
         Command::New(args) => new::run(*args),
         Command::Propose(args) => propose::run(*args),

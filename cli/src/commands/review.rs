@@ -3,10 +3,12 @@
 
 use super::findings::theurian_root;
 use crate::args::ReviewCommand;
+use crate::progress::Bar;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
 use theurian_core::datadir::DataDir;
+use theurian_core::progress::Progress;
 use theurian_core::review::ingest::run::{ingest, Options, Outcome};
 use theurian_core::review::store::{build, STORE_ID};
 use theurian_core::store::provenance;
@@ -14,7 +16,7 @@ use theurian_core::CoreError;
 
 pub fn run(data: &DataDir, cmd: ReviewCommand, json: bool) -> Result<Value, CoreError> {
     match cmd {
-        ReviewCommand::Build => build_store(data, &theurian_root()?),
+        ReviewCommand::Build => build_store(data, &theurian_root()?, &Bar::new(json)),
         ReviewCommand::Ingest {
             repository,
             limit,
@@ -35,8 +37,9 @@ pub fn run(data: &DataDir, cmd: ReviewCommand, json: bool) -> Result<Value, Core
 /// anything prints its whole report and then fails, so scripts see both.
 fn ingest_and_build(data: &DataDir, json: bool, opts: Options) -> Result<Value, CoreError> {
     let root = theurian_root()?;
-    let Outcome { mut report, clean } = ingest(data, &root, &opts)?;
-    match rebuild(&root) {
+    let bar = Bar::new(json);
+    let Outcome { mut report, clean } = ingest(data, &root, &opts, &bar)?;
+    match rebuild(&root, &bar) {
         Ok(mut store) => {
             if let Some(m) = store.as_object_mut() {
                 m.remove("built");
@@ -75,14 +78,18 @@ fn ingest_and_build(data: &DataDir, json: bool, opts: Options) -> Result<Value, 
 
 /// Rebuilds the search store and records it; shared with `review ingest`, which rebuilds after
 /// landing.
-pub fn build_store(data: &DataDir, root: &Path) -> Result<Value, CoreError> {
-    let store = rebuild(root)?;
+pub fn build_store(
+    data: &DataDir,
+    root: &Path,
+    progress: &dyn Progress,
+) -> Result<Value, CoreError> {
+    let store = rebuild(root, progress)?;
     record(data, root)?;
     Ok(store)
 }
 
-fn rebuild(root: &Path) -> Result<Value, CoreError> {
-    let report = build(root, &BTreeSet::new())?;
+fn rebuild(root: &Path, progress: &dyn Progress) -> Result<Value, CoreError> {
+    let report = build(root, &BTreeSet::new(), progress)?;
     Ok(json!({
         "records": report.records,
         "withheld": report.withheld,

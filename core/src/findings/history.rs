@@ -51,6 +51,14 @@ fn fatal(root: &Path, what: impl std::fmt::Display) -> CoreError {
 
 /// Walks the history of the repository at `root`.
 pub fn load(root: &Path) -> Result<Load, CoreError> {
+    load_reporting(root, &crate::progress::SILENT)
+}
+
+/// [`load`], reporting each commit read to `progress`.
+pub fn load_reporting(
+    root: &Path,
+    progress: &dyn crate::progress::Progress,
+) -> Result<Load, CoreError> {
     let repo = gix::open(root).map_err(|e| fatal(root, e))?;
     let mut reference = repo.find_reference(REF).map_err(|e| fatal(root, e))?;
     let tip = reference.peel_to_id().map_err(|e| fatal(root, e))?;
@@ -61,7 +69,9 @@ pub fn load(root: &Path) -> Result<Load, CoreError> {
     let mut accepted: Vec<(i64, String, usize, Finding)> = Vec::new();
     let mut rejected: Vec<(String, usize, Rejection)> = Vec::new();
     let mut commits = 0;
+    progress.stage("reading commit messages", None);
     for info in walk {
+        progress.step();
         let info = info.map_err(|e| fatal(root, e))?;
         let commit = repo.find_commit(info.id).map_err(|e| fatal(root, e))?;
         commits += 1;

@@ -20,16 +20,27 @@ use std::path::Path;
 use tantivy::{doc, Index, IndexWriter};
 
 /// What to build.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct BuildOptions {
-    /// Called as items are indexed, with (done, total): the CLI's progress bar.
-    pub progress: Option<fn(usize, usize)>,
+#[derive(Clone, Copy)]
+pub struct BuildOptions<'a> {
+    /// Told as items are indexed: the CLI's progress bar.
+    pub progress: &'a dyn crate::progress::Progress,
     /// Index drafts and proposals too.
     pub include_unapproved: bool,
     /// Skip the dense embeddings.
     pub no_embeddings: bool,
     /// Build the extractive summary forest too.
     pub raptor: bool,
+}
+
+impl Default for BuildOptions<'_> {
+    fn default() -> Self {
+        BuildOptions {
+            progress: &crate::progress::SILENT,
+            include_unapproved: false,
+            no_embeddings: false,
+            raptor: false,
+        }
+    }
 }
 
 fn index_error(e: impl std::fmt::Display) -> CoreError {
@@ -45,7 +56,7 @@ pub async fn build(
     root: &Path,
     project_id: &str,
     visible: &[&str],
-    options: BuildOptions,
+    options: BuildOptions<'_>,
 ) -> Result<Value, CoreError> {
     let started = std::time::Instant::now();
     let state_dir = root.join(".theurian/state");
@@ -133,11 +144,11 @@ pub async fn build(
         let mut table = super::passages::TableWriter::default();
         let mut seq = 0u64;
         let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
-        let total = items.len();
-        for (done, item) in items.iter().enumerate() {
-            if let Some(report) = options.progress {
-                report(done, total);
-            }
+        options
+            .progress
+            .stage("indexing items", Some(items.len() as u64));
+        for item in &items {
+            options.progress.step();
             let served = served_text(&item.title, &item.body);
             let sha = sha256_hex(served.as_bytes());
             let chunks = chunk(&served);
@@ -228,6 +239,9 @@ pub async fn build(
             .write(&building)
             .map_err(|e| CoreError::io("write", &table_path, &e))?;
         info.write(&building)?;
+        if options.raptor {
+            options.progress.stage("building summaries", None);
+        }
         let nodes = if options.raptor {
             let forest = super::raptor::build_forest(&documents);
             super::raptor::write(&building, &forest).map_err(index_error)?;

@@ -111,10 +111,13 @@ pub fn read_one(root: &Path, rel: &str) -> Result<Document, EvidenceError> {
 pub fn read_all(
     root: &Path,
     paths: &BTreeMap<String, Fingerprint>,
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Vec<Entry>, EvidenceError> {
+    progress.stage("reading review evidence", Some(paths.len() as u64));
     paths
         .keys()
         .map(|rel| {
+            progress.step();
             read_one(root, rel).map(|doc| Entry {
                 rel: rel.clone(),
                 doc,

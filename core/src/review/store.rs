@@ -160,11 +160,15 @@ pub struct BuildReport {
 
 /// Rebuilds the store from every evidence file of the project at `root`, leaving out records
 /// whose key is in `withheld`. Reads outside the writer lock; publishes under it.
-pub fn build(root: &Path, withheld: &BTreeSet<String>) -> Result<BuildReport, CoreError> {
+pub fn build(
+    root: &Path,
+    withheld: &BTreeSet<String>,
+    progress: &dyn crate::progress::Progress,
+) -> Result<BuildReport, CoreError> {
     let review = review_root(root)?;
     let before = review.as_deref().map(fingerprints).unwrap_or_default();
     let entries: Vec<Entry> = match &review {
-        Some(dir) => read_all(dir, &before)?,
+        Some(dir) => read_all(dir, &before, progress)?,
         None => Vec::new(),
     };
     let kept: Vec<&Entry> = entries

@@ -566,6 +566,7 @@ pub async fn apply(
     project: &ProjectRow,
     set: &MigrationSet,
     created: bool,
+    progress: &dyn crate::progress::Progress,
 ) -> Result<ApplyReport, ApplyError> {
     let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query(
@@ -595,7 +596,9 @@ pub async fn apply(
         tracker.seed(id, "status", &item.status);
         tracker.seed(id, "sensitivity", &item.sensitivity);
     }
+    progress.stage("applying migrations", Some(set.ordered.len() as u64));
     for m in &set.ordered {
+        progress.step();
         if done.contains(m.id.as_str()) {
             report.skipped.push(m.id.clone());
             continue;
@@ -617,6 +620,7 @@ pub async fn apply(
     }
     report.moves = tracker.into_moves();
     if created || !report.applied.is_empty() {
+        progress.stage("writing the state", None);
         mirror.write(&mut tx, &project.project_id).await?;
     }
     tx.commit().await?;

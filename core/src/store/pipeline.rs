@@ -131,6 +131,7 @@ pub async fn apply(
     data: &DataDir,
     project: &Project,
     set: &MigrationSet,
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Value, CoreError> {
     history_check(project, set).await?;
     let state_dir = project.state_dir();
@@ -164,7 +165,7 @@ pub async fn apply(
         }
         conn
     };
-    let report = match apply::apply(&mut conn, &project.row, set, created).await {
+    let report = match apply::apply(&mut conn, &project.row, set, created, progress).await {
         Ok(report) => report,
         Err(e) => {
             // Named first, while a full disk is still full; then a database this run created

@@ -101,7 +101,12 @@ fn project_id(data: &DataDir, root: &Path) -> Result<String, CoreError> {
 }
 
 /// Runs one ingestion. A halt is an `Err`; skipped and withheld records are in the report.
-pub fn ingest(data: &DataDir, root: &Path, opts: &Options) -> Result<Outcome, CoreError> {
+pub fn ingest(
+    data: &DataDir,
+    root: &Path,
+    opts: &Options,
+    progress: &dyn crate::progress::Progress,
+) -> Result<Outcome, CoreError> {
     if !(1..=MAX_PULL_REQUESTS).contains(&opts.limit) {
         return Err(IngestRefusal::new(
             Grade::LimitExceeded,
@@ -121,7 +126,7 @@ pub fn ingest(data: &DataDir, root: &Path, opts: &Options) -> Result<Outcome, Co
     transport_guard()?;
     // Every stored record is read first: a damaged file halts the run before anything is fetched.
     let already: BTreeSet<String> = match review_root(root)? {
-        Some(dir) => read_all(&dir, &fingerprints(&dir))?
+        Some(dir) => read_all(&dir, &fingerprints(&dir), &crate::progress::SILENT)?
             .into_iter()
             .filter(|e| {
                 caseless::default_caseless_match_str(
@@ -163,7 +168,9 @@ pub fn ingest(data: &DataDir, root: &Path, opts: &Options) -> Result<Outcome, Co
 
     let mut skipped: Vec<(i64, IngestRefusal)> = Vec::new();
     let mut fetched: Vec<(i64, Document)> = Vec::new();
+    progress.stage("reading pull requests", Some(listed.len() as u64));
     for pr in listed {
+        progress.step();
         let event = match pr.event {
             Ok(ref d) => d.clone(),
             Err(ref r) => {
