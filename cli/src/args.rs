@@ -9,7 +9,12 @@ use std::path::PathBuf;
 /// out projects, keeps the per-user registry, and runs the local daemon agents connect to.
 /// Per-user data (registry, token, lock) lives in $THEURIAN_DATA_DIR, default ~/.theurian.
 #[derive(Debug, Parser)]
-#[command(name = "theurian", version, propagate_version = true)]
+#[command(
+    name = "theurian",
+    version,
+    propagate_version = true,
+    after_help = "Start here:\n  theurian demo                  serve a built-in example project and connect an agent to it\n  theurian init                  in your repository: lay out .theurian/\n  theurian new KIND ID ...       write your first knowledge item (docs/writing-knowledge.md)\n  theurian setup                 connect Claude Code, Cursor or another client (docs/clients.md)"
+)]
 pub struct Cli {
     /// Print the result as JSON (sorted keys) on stdout, and failures as JSON on stderr.
     #[arg(long, global = true)]
@@ -37,18 +42,22 @@ pub enum Command {
     /// Review evidence under .theurian/review/: project it for `review.search`.
     #[command(subcommand)]
     Review(ReviewCommand),
-    /// Write a new knowledge item yourself: its migration under .theurian/migrations/ and its
-    /// body under .theurian/knowledge/, checked to load and apply with the rest. Review the two
-    /// files, commit them, then `theurian migrate apply`. See docs/writing-knowledge.md.
+    /// Write a knowledge item yourself, as a migration and its body.
+    ///
+    /// The migration lands under .theurian/migrations/ and the body under .theurian/knowledge/,
+    /// checked first to load and apply with the rest. Review the two files, commit them, then
+    /// `theurian migrate apply`. See docs/writing-knowledge.md.
     New(Box<NewArgs>),
     /// Draft a knowledge change as a proposal (for a human to review and merge), or accept one.
     Propose(Box<ProposeArgs>),
     /// Start, stop and inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
-    /// Serve MCP on stdin/stdout for a client that launches its server as a subprocess (Claude
-    /// Desktop, Cursor, VS Code). Same tools and data directory as the daemon, no token; runs
-    /// beside a daemon. Standard output carries only JSON-RPC; logs go to standard error.
+    /// Serve MCP on stdin/stdout, for clients that launch their server (Claude Desktop, VS Code).
+    ///
+    /// The same tools and data directory as the daemon, no token; it runs beside a daemon.
+    /// Standard output carries only JSON-RPC; logs go to standard error. docs/clients.md has the
+    /// entries for each client.
     Stdio {
         /// How to spell tool names in `tools/list`; calls accept both either way.
         #[arg(long, value_enum, default_value_t = ToolNameStyle::Dotted)]
@@ -68,13 +77,15 @@ pub enum Command {
         #[arg(long)]
         protocol: bool,
     },
-    /// Decide whether a client plugin may work with this Core (exit 0 compatible, 3 not, 2 the
-    /// declaration is unusable).
+    /// Decide whether a client plugin may work with this Core.
+    ///
+    /// Exit 0 compatible, 3 not, 2 the declaration is unusable.
     #[command(subcommand)]
     Compat(CompatCommand),
-    /// Say how to connect an MCP client (Claude Code, Cursor, or any other) to the daemon: the
-    /// endpoint, the token and the exact command or config to add. Changes no client settings;
-    /// creates the bearer token if there is none yet.
+    /// Say how to connect an MCP client (Claude Code, Cursor, or any other) to the daemon.
+    ///
+    /// Prints the endpoint, the token and the exact command or config to add. Changes no client
+    /// settings; creates the bearer token if there is none yet.
     Setup {
         /// The client to wire.
         #[arg(value_enum, default_value_t = SetupClient::ClaudeCode)]
@@ -83,13 +94,17 @@ pub enum Command {
         #[arg(long)]
         port: Option<u16>,
     },
-    /// Check this installation and the project here, and say how to fix what is wrong
-    /// (registry, token, serving profile, daemon, migrations, state, index, review stores).
+    /// Check this installation and the project here, and say how to fix what is wrong.
+    ///
+    /// Covers the registry, token, serving profile, daemon, migrations, state, index and review
+    /// stores.
     Doctor,
     /// Print this build's version and protocol version.
     Version,
-    /// Print a shell completion script: `theurian completions bash > /etc/bash_completion.d/theurian`,
-    /// or `source <(theurian completions zsh)`.
+    /// Print a shell completion script.
+    ///
+    /// `theurian completions bash > /etc/bash_completion.d/theurian`, or
+    /// `source <(theurian completions zsh)`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
@@ -97,9 +112,12 @@ pub enum Command {
     /// Measure this build: generate a corpus and time the pipeline over it.
     #[command(subcommand)]
     Bench(BenchCommand),
-    /// Serve a built-in demo project (Acme Ledger: 25 knowledge items, review evidence and a
-    /// history of review findings) from a scratch data directory, leaving your registry alone.
-    /// Builds everything, prints the URL, the token and a ranked example, then serves until Ctrl-C.
+    /// Serve a built-in demo project: the quickest way to see what agents get.
+    ///
+    /// Acme Ledger (25 knowledge items, review evidence and a history of review findings) is
+    /// written and built in a scratch directory, leaving your registry alone; the URL, the token,
+    /// a ranked example and the line that connects Claude Code are printed, then it serves until
+    /// Ctrl-C.
     Demo {
         /// Port to serve on; a free one is chosen when this one is taken.
         #[arg(long, default_value_t = 7419)]

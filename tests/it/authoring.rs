@@ -171,3 +171,31 @@ async fn a_person_writes_an_item_and_a_revision_that_are_then_served() {
         .is_some_and(|b| b.contains("300 seconds")));
     daemon.shutdown().await;
 }
+
+#[test]
+fn help_says_where_to_start() {
+    let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .arg("--help")
+        .output()
+        .expect("help");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let start = text
+        .split("Start here:")
+        .nth(1)
+        .expect("a Start here section");
+    for step in [
+        "theurian demo",
+        "theurian init",
+        "theurian new",
+        "theurian setup",
+    ] {
+        assert!(start.contains(step), "{step} missing from: {start}");
+    }
+    // Each command's one-line summary stays one short line.
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+    {
+        assert!(line.len() <= 110, "a long summary in --help: {line}");
+    }
+}
