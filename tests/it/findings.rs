@@ -1,17 +1,21 @@
-//! Findings read from real git history (repositories made here with the fixture messages),
-//! compared with what the reference stored for the same messages.
+//! Findings read from real git history: repositories made here with the fixture's commit
+//! messages (`cli/demo/history/`, the history `theurian demo` writes) and messages of our own,
+//! built with the real binary and served over a real socket.
 
+use crate::fixture::PROJECT;
 use crate::knowledge::refused;
-use crate::migrate_apply::{git, git_command, Repo};
-use crate::support::{shared, Daemon};
+use crate::migrate_apply::{git, git_command};
+use crate::support::{root, Daemon};
 use serde_json::{json, Value};
+use std::path::Path;
 use std::process::Command;
 use theurian_core::datadir::DataDir;
 use theurian_core::findings::history::load;
 use theurian_protocol::tools::ToolId;
 use theurian_server::ToolNames;
 
-fn commit(dir: &std::path::Path, message_file: &std::path::Path, date: &str) {
+/// Commits `message_file` verbatim in `dir`, with `date` as the committer date.
+pub fn commit(dir: &Path, message_file: &Path, date: &str) {
     let out = git_command(dir)
         .env("GIT_COMMITTER_DATE", date)
         .args(["commit", "-q", "--allow-empty", "--cleanup=verbatim", "-F"])
@@ -25,30 +29,46 @@ fn commit(dir: &std::path::Path, message_file: &std::path::Path, date: &str) {
     );
 }
 
-/// Commits the three reference fixture messages, oldest first, at the dates the reference used.
-fn commit_fixtures(dir: &std::path::Path) {
-    let fixtures = shared().join("reference/review-fixtures/commit-messages");
-    for (file, date) in [
-        (
-            "deb367611943428468f61d4a03e78667bc4a419c.txt",
-            "2026-08-01T12:00:00+09:00",
-        ),
-        (
-            "0b40c62a93e9c3d90d3f47d6d3d6ca8f3615c320.txt",
-            "2026-08-02T00:00:00-11:00",
-        ),
-        (
-            "51f5e96905ac898096b8cdc20f030e79aface346.txt",
-            "2026-08-03T09:30:00+00:00",
-        ),
-    ] {
-        commit(dir, &fixtures.join(file), date);
+/// Commits the fixture's history messages (`cli/demo/history/*.txt`: a `date:` line, a
+/// `touch:` line, `---`, then the message), oldest first, each at its own date.
+fn commit_history(dir: &Path) {
+    let history = root().join("cli/demo/history");
+    let mut files: Vec<_> = std::fs::read_dir(&history)
+        .expect("history")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 8, "the fixture's history");
+    let scratch = tempfile::tempdir().expect("tempdir");
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read");
+        let (header, message) = text.split_once("---\n").expect("a header, then ---");
+        let date = header
+            .lines()
+            .find_map(|l| l.strip_prefix("date: "))
+            .expect("date");
+        let path = scratch.path().join("message");
+        std::fs::write(&path, message).expect("message");
+        commit(dir, &path, date.trim());
     }
 }
 
+/// A commit of our own after the fixture's history: a quoted grammar line and a lower-case
+/// severity (both rejected, each with its reason) around a finding whose text holds em dashes.
+const OURS: &str = "docs: describe the finding trailer for contributors\n\nReview-Finding: <reviewer> <SEVERITY> \u{2014} <what is wrong, on one line>\nReview-Finding: code-review medium \u{2014} severities are written in capitals\nReview-Finding: adversarial LOW \u{2014} a dash inside \u{2014} like this one \u{2014} stays in the text\n";
+const OURS_DATE: &str = "2026-07-10T18:00:00+09:00";
+
+/// The fixture's history, then our commit.
+fn commit_fixtures(dir: &Path) {
+    commit_history(dir);
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let path = scratch.path().join("message");
+    std::fs::write(&path, OURS).expect("message");
+    commit(dir, &path, OURS_DATE);
+}
+
 #[test]
-fn the_fixture_history_yields_the_reference_rows() {
-    let fixtures = shared().join("reference/review-fixtures/commit-messages");
+fn the_fixture_history_and_our_commit_are_read_in_order_with_rejections_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     git(dir.path(), &["init", "-q", "-b", "main"]);
     commit_fixtures(dir.path());
@@ -60,61 +80,86 @@ fn the_fixture_history_yields_the_reference_rows() {
         &["update-ref", "refs/remotes/origin/main", "HEAD"],
     );
     let got = load(dir.path()).expect("load");
-    assert_eq!(got.commits, 3);
-
-    let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures.join("expected-store-rows.json")).expect("rows"),
-    )
-    .expect("json");
-    let want: Vec<(u64, String, String, String, String)> = expected["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|r| {
-            (
-                r[1].as_u64().unwrap_or(99),
-                r[2].as_str().unwrap_or_default().into(),
-                r[3].as_str().unwrap_or_default().into(),
-                r[4].as_str().unwrap_or_default().into(),
-                r[7].as_str().unwrap_or_default().into(),
-            )
-        })
-        .collect();
-    let have: Vec<(u64, String, String, String, String)> = got
+    assert_eq!(got.commits, 9);
+    let have: Vec<(usize, &str, &str, &str)> = got
         .findings
         .iter()
-        .map(|f| {
-            (
-                f.position as u64,
-                f.reviewer.into(),
-                f.severity.into(),
-                f.text.clone(),
-                f.committed_at.clone(),
-            )
-        })
+        .map(|f| (f.position, f.reviewer, f.severity, f.committed_at.as_str()))
         .collect();
+    // Oldest commit first, then trailer position; committer times in UTC.
     assert_eq!(
-        have, want,
-        "same findings, same order (committer time, sha, line), same positions"
-    );
-    let want_rejected: Vec<(u64, String, String)> = expected["rejected_trailers"]
-        .as_array()
-        .expect("rejected")
-        .iter()
-        .map(|r| {
+        have,
+        [
             (
-                r[1].as_u64().unwrap_or(99),
-                r[2].as_str().unwrap_or_default().into(),
-                r[3].as_str().unwrap_or_default().into(),
-            )
-        })
-        .collect();
-    let have_rejected: Vec<(u64, String, String)> = got
+                0,
+                "code-review",
+                "MEDIUM",
+                "2026-02-09T09:15:00.000000+00:00"
+            ),
+            (1, "adversarial", "HIGH", "2026-02-09T09:15:00.000000+00:00"),
+            (
+                0,
+                "security",
+                "CRITICAL",
+                "2026-03-18T15:05:00.000000+00:00"
+            ),
+            (1, "security", "HIGH", "2026-03-18T15:05:00.000000+00:00"),
+            (2, "code-review", "LOW", "2026-03-18T15:05:00.000000+00:00"),
+            (0, "adversarial", "HIGH", "2026-04-07T07:30:00.000000+00:00"),
+            (
+                1,
+                "code-review",
+                "MEDIUM",
+                "2026-04-07T07:30:00.000000+00:00"
+            ),
+            (0, "code-review", "HIGH", "2026-04-29T09:20:00.000000+00:00"),
+            (
+                1,
+                "adversarial",
+                "MEDIUM",
+                "2026-04-29T09:20:00.000000+00:00"
+            ),
+            (2, "code-review", "LOW", "2026-04-29T09:20:00.000000+00:00"),
+            (
+                0,
+                "adversarial",
+                "CRITICAL",
+                "2026-05-20T13:45:00.000000+00:00"
+            ),
+            (1, "code-review", "LOW", "2026-05-20T13:45:00.000000+00:00"),
+            (0, "security", "MEDIUM", "2026-06-11T11:10:00.000000+00:00"),
+            (1, "security", "LOW", "2026-06-11T11:10:00.000000+00:00"),
+            (0, "adversarial", "LOW", "2026-07-10T09:00:00.000000+00:00"),
+        ]
+    );
+    assert_eq!(
+        got.findings[0].text,
+        "canonicalisation lives in the handler; move it into idempotency.rs so every POST endpoint uses the same rules"
+    );
+    assert_eq!(
+        got.findings[14].text,
+        "a dash inside \u{2014} like this one \u{2014} stays in the text"
+    );
+    let rejected: Vec<(usize, &str, &str)> = got
         .rejections
         .iter()
-        .map(|r| (r.position as u64, r.raw_line.clone(), r.reason.clone()))
+        .map(|r| (r.position, r.raw_line.as_str(), r.reason.as_str()))
         .collect();
-    assert_eq!(have_rejected, want_rejected);
+    assert_eq!(
+        rejected,
+        [
+            (
+                0,
+                "Review-Finding: <reviewer> <SEVERITY> \u{2014} <what is wrong, on one line>",
+                "unknown reviewer '<reviewer>'; expected one of code-review, security, adversarial"
+            ),
+            (
+                1,
+                "Review-Finding: code-review medium \u{2014} severities are written in capitals",
+                "unknown severity 'medium'; expected one of CRITICAL, HIGH, MEDIUM, LOW"
+            ),
+        ]
+    );
 }
 
 #[test]
@@ -200,8 +245,8 @@ fn merges_are_walked_and_undecodable_messages_are_rejected_whole() {
 /// `findings build` through the real binary, then `review.findings` over a real socket.
 #[tokio::test]
 async fn built_findings_are_served_newest_first_with_exact_filters() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let repo = crate::fixture::repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     repo.ok(&["--json", "migrate", "apply"]);
     commit_fixtures(repo.dir.path());
     let daemon = Daemon::start_with(
@@ -213,7 +258,7 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
     let mut c = daemon.client();
     c.initialize().await;
     let call = |args: Value| {
-        let mut merged = json!({"projectId": "demo"});
+        let mut merged = json!({"projectId": PROJECT});
         for (k, v) in args.as_object().cloned().unwrap_or_default() {
             merged[k] = v;
         }
@@ -233,7 +278,7 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
     let built = repo.ok(&["--json", "findings", "build"]);
     assert_eq!(
         (built["findings"].as_u64(), built["rejected"].as_u64()),
-        (Some(6), Some(2))
+        (Some(15), Some(2))
     );
 
     let all = ok(&c.call("review.findings", call(json!({}))).await);
@@ -249,22 +294,34 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
             )
         })
         .collect();
-    let order: Vec<(&str, u64)> = rows.iter().map(|(d, p, _)| (&d[..10], *p)).collect();
+    let order: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|(d, p, _)| (d.strip_suffix(":00.000000+00:00").unwrap_or(d), *p))
+        .collect();
     assert_eq!(
         order,
         [
-            ("2026-08-03", 0),
-            ("2026-08-03", 1),
-            ("2026-08-02", 0),
-            ("2026-08-01", 0),
-            ("2026-08-01", 1),
-            ("2026-08-01", 2)
+            ("2026-07-10T09:00", 0),
+            ("2026-06-11T11:10", 0),
+            ("2026-06-11T11:10", 1),
+            ("2026-05-20T13:45", 0),
+            ("2026-05-20T13:45", 1),
+            ("2026-04-29T09:20", 0),
+            ("2026-04-29T09:20", 1),
+            ("2026-04-29T09:20", 2),
+            ("2026-04-07T07:30", 0),
+            ("2026-04-07T07:30", 1),
+            ("2026-03-18T15:05", 0),
+            ("2026-03-18T15:05", 1),
+            ("2026-03-18T15:05", 2),
+            ("2026-02-09T09:15", 0),
+            ("2026-02-09T09:15", 1)
         ],
-        "newest commit first, then trailer position"
+        "newest commit first, then trailer position; committer times in UTC"
     );
     assert_eq!(
         (all["count"].as_u64(), all["truncated"].as_bool()),
-        (Some(6), Some(false))
+        (Some(15), Some(false))
     );
     assert_eq!(all["findings"][0]["mayContainInstructions"], true);
     assert_eq!(all["findings"][0]["executable"], false);
@@ -283,24 +340,41 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
     assert_eq!(
         texts(&security),
         [
-            "no space after the key still parses",
-            "unbounded retry lets a caller pin a worker"
+            "upstream error bodies from the treasury client reached detail through the FX path as well; route them through the same catch-all",
+            "log the original error through Redacted so an echoed IBAN in an upstream message does not end up in the logs",
+            "the treasury API token was still a plain String field after the first pass and would have printed in full",
+            "a startup error path formatted the Vault response body, which can contain the lease payload; log only the status and request path"
         ]
     );
+    // `q` ignores case; the text comes back whole, em dashes and all.
+    let dash = ok(&c
+        .call(
+            "review.findings",
+            call(json!({"severity": "LOW", "q": "DASH INSIDE"})),
+        )
+        .await);
+    assert_eq!(
+        texts(&dash),
+        ["a dash inside \u{2014} like this one \u{2014} stays in the text"]
+    );
+    // Every filter given must match: two findings say "clamp", one of them is LOW.
+    let clamp = ok(&c.call("review.findings", call(json!({"q": "Clamp"}))).await);
+    assert_eq!(clamp["count"], 2);
     let low = ok(&c
         .call(
             "review.findings",
-            call(json!({"severity": "LOW", "q": "EM DASH"})),
+            call(json!({"severity": "LOW", "q": "Clamp"})),
         )
         .await);
     assert_eq!(
         texts(&low),
-        ["text with \u{2014} an em dash \u{2014} kept whole"]
+        ["the shift in the backoff calculation overflows for attempt numbers above 31; clamp the exponent"]
     );
     // `%` and `_` are literal, not wildcards.
     let literal = ok(&c.call("review.findings", call(json!({"q": "%"}))).await);
     assert_eq!(literal["count"], 0);
-    let sha = all["findings"][3]["commitSha"]
+    // The retry commit (three findings) is the sixth newest finding's.
+    let sha = all["findings"][5]["commitSha"]
         .as_str()
         .expect("sha")
         .to_owned();
@@ -308,6 +382,13 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
         .call("review.findings", call(json!({"commitSha": sha})))
         .await);
     assert_eq!(by_commit["count"], 3);
+    assert_eq!(
+        texts(&by_commit),
+        rows[5..8]
+            .iter()
+            .map(|(_, _, t)| t.clone())
+            .collect::<Vec<_>>()
+    );
     let page = ok(&c.call("review.findings", call(json!({"limit": 2}))).await);
     assert_eq!(
         (page["count"].as_u64(), page["truncated"].as_bool()),
@@ -361,10 +442,10 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
 /// resolves outside the project is refused with its own message.
 #[tokio::test]
 async fn planted_and_escaping_stores_are_refused() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let repo = crate::fixture::repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     repo.ok(&["--json", "migrate", "apply"]);
-    commit_fixtures(repo.dir.path());
+    commit_history(repo.dir.path());
     git(
         repo.dir.path(),
         &["update-ref", "refs/remotes/origin/main", "HEAD"],
@@ -398,16 +479,17 @@ async fn planted_and_escaping_stores_are_refused() {
     let mut c = daemon.client();
     c.initialize().await;
     let planted = c
-        .call("review.findings", json!({"projectId": "demo"}))
+        .call("review.findings", json!({"projectId": PROJECT}))
         .await;
     assert!(refused(&planted, "STATE_UNAVAILABLE").contains("theurian findings build"));
 
     // Built here: served.
     repo.ok(&["--json", "findings", "build"]);
     let served = ok(&c
-        .call("review.findings", json!({"projectId": "demo"}))
+        .call("review.findings", json!({"projectId": PROJECT}))
         .await);
-    assert_eq!(served["count"], 6);
+    // The fixture's history holds 14 findings.
+    assert_eq!(served["count"], 14);
 
     // The same name, now a symlink to a copy outside the project.
     let outside = tempfile::tempdir().expect("tempdir");
@@ -416,7 +498,7 @@ async fn planted_and_escaping_stores_are_refused() {
     std::fs::remove_file(&store).expect("remove");
     std::os::unix::fs::symlink(&copy, &store).expect("symlink");
     let escaping = c
-        .call("review.findings", json!({"projectId": "demo"}))
+        .call("review.findings", json!({"projectId": PROJECT}))
         .await;
     let text = refused(&escaping, "STATE_UNAVAILABLE");
     assert!(text.contains("resolves outside"), "{text}");

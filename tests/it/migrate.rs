@@ -1,7 +1,7 @@
-//! The migration set over real corpora: the state hash must be byte-identical to the
-//! reference's, and the loader's refusals must name the file and the fault.
+//! The migration set over the fixture (`cli/demo/project`) and scratch projects: the fixture's
+//! state hash must be the one the reference computed for it, and the loader's refusals must
+//! name the file and the fault. The reference's own corpora are hashed in `reference::corpora`.
 
-use crate::support::shared;
 use std::path::Path;
 use theurian_core::migrate::MigrationSet;
 
@@ -13,30 +13,47 @@ fn hash_of(dir: &Path) -> String {
 }
 
 #[test]
-fn state_hashes_match_the_reference_on_both_corpora_and_the_worked_example() {
+fn the_fixture_hashes_to_the_recorded_state() {
     assert_eq!(
-        hash_of(&shared().join("corpus/theurian-dogfood")),
-        "1e2df46a01c3f7604ae2a5b1d49ee2fc7eb8d96ea9e59ed4ac1125ba92746ede"
-    );
-    assert_eq!(
-        hash_of(&shared().join("corpus/sample-project")),
-        "243ad54a4fb0297a977f20e5c34559ae8c7ecc6631010e2d5901a66561ed498a"
-    );
-    assert_eq!(
-        hash_of(&shared().join("reference/worked-example")),
-        "cfb5096048e0835d4f83c94c0a7911373bc1a1bc700dcdc9f16974b902150580"
+        hash_of(&crate::fixture::source()),
+        crate::fixture::STATE_HASH
     );
 }
 
+/// The fixture's migrations in the order `theurian migrate validate` prints for it: level by
+/// level (each migration after everything it depends on), ids sorted inside a level.
+const FIXTURE_ORDER: [&str; 10] = [
+    "01KERKG400TVVKSFYCDETKJRE4",
+    "01KFDSJ3Y05XCNMQETPY9F0B9X",
+    "01KGHF3N80318TMH0EESTX0RDB",
+    "01KHND7VM0KJDEXZ9AJ2E5175Z",
+    "01KJPTP8T0NMQ2HW1CFSMGPXYE",
+    "01KNPCTZS0B7NZVN6AKD609WDD",
+    "01KM625JQ0FEWSXBPVQSA81XT2",
+    "01KQVKHYW0S6P3YQ11XKZDZ0WC",
+    "01KTRSWH4063AAZJ04KGW1J0F2",
+    "01KWE7MEC039XWA79MRQ22AS77",
+];
+
 #[test]
-fn the_dogfood_set_loads_all_migrations_in_order() {
-    let root = shared()
-        .join("corpus/theurian-dogfood")
-        .canonicalize()
-        .expect("corpus");
+fn the_fixture_set_loads_all_migrations_in_order() {
+    let root = crate::fixture::source().canonicalize().expect("fixture");
     let set = MigrationSet::load(&root).expect("load");
-    assert_eq!(set.ordered.len(), 26);
+    let order: Vec<&str> = set.ordered.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(order, FIXTURE_ORDER);
+    // 26 revisions, each with a body of its own.
     assert_eq!(set.content_digests().len(), 26);
+
+    // `migrate validate` reports the same set.
+    let repo = crate::fixture::repo();
+    let v = repo.ok(&["--json", "migrate", "validate"]);
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["applicationOrder"], serde_json::json!(FIXTURE_ORDER));
+    assert_eq!(
+        (v["migrationCount"].as_u64(), v["contentFileCount"].as_u64()),
+        (Some(10), Some(26))
+    );
+    assert_eq!(v["stateHash"], crate::fixture::STATE_HASH);
 }
 
 /// A scratch project with migrations, each creating one item with one body.
@@ -347,30 +364,21 @@ use theurian_core::corpus::Rng;
 fn no_mutated_migration_makes_the_loader_panic() {
     let s = Scratch::new();
     let root = s.root();
-    let mut seeds: Vec<Vec<u8>> = Vec::new();
-    for corpus in [
-        "corpus/theurian-dogfood",
-        "corpus/sample-project",
-        "reference/worked-example",
-    ] {
-        let dir = shared().join(corpus).join(".theurian");
-        for entry in std::fs::read_dir(dir.join("migrations")).expect("migrations") {
-            seeds.push(std::fs::read(entry.expect("entry").path()).expect("read"));
-        }
-        // Bodies, so contentFile pins can resolve in some mutants.
-        let knowledge = dir.join("knowledge");
-        if let Ok(kinds) = std::fs::read_dir(&knowledge) {
-            for kind in kinds.flatten() {
-                let target = root.join(".theurian/knowledge").join(kind.file_name());
-                std::fs::create_dir_all(&target).expect("mkdir");
-                for file in std::fs::read_dir(kind.path())
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                {
-                    std::fs::copy(file.path(), target.join(file.file_name())).expect("copy");
-                }
-            }
+    // The fixture's migrations are the seeds, and its bodies are copied in so contentFile pins
+    // resolve in some mutants.
+    let dir = crate::fixture::source().join(".theurian");
+    let seeds: Vec<Vec<u8>> = std::fs::read_dir(dir.join("migrations"))
+        .expect("migrations")
+        .map(|entry| std::fs::read(entry.expect("entry").path()).expect("read"))
+        .collect();
+    assert_eq!(seeds.len(), 10);
+    for kind in std::fs::read_dir(dir.join("knowledge")).expect("knowledge") {
+        let kind = kind.expect("entry");
+        let target = root.join(".theurian/knowledge").join(kind.file_name());
+        std::fs::create_dir_all(&target).expect("mkdir");
+        for file in std::fs::read_dir(kind.path()).expect("kind") {
+            let file = file.expect("entry");
+            std::fs::copy(file.path(), target.join(file.file_name())).expect("copy");
         }
     }
     let tokens: &[&[u8]] = &[
@@ -434,27 +442,4 @@ fn no_mutated_migration_makes_the_loader_panic() {
         let _ = round;
     }
     assert!(loaded < 3000, "some mutants must be refused");
-}
-
-#[test]
-fn the_dogfood_corpus_chunks_into_the_reference_count() {
-    use theurian_core::index::chunk::{chunk, served_text};
-    use theurian_protocol::migration::Operation;
-    let root = shared()
-        .join("corpus/theurian-dogfood")
-        .canonicalize()
-        .expect("corpus");
-    let set = MigrationSet::load(&root).expect("load");
-    let mut total = 0;
-    for m in &set.ordered {
-        let mut bodies = m.bodies.iter();
-        for op in &m.doc.operations {
-            if let Operation::UpsertRevision(u) = op {
-                let body = bodies.next().expect("body");
-                total += chunk(&served_text(u.metadata.title.as_str(), &body.text)).len();
-            }
-        }
-    }
-    // The reference's live index of this corpus holds 669 chunks (tools.md §6.4).
-    assert_eq!(total, 669);
 }

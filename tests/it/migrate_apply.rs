@@ -1,7 +1,7 @@
 //! `migrate apply` and `migrate status` end to end: real Git repositories in temp dirs, the
 //! real binary, real SQLite files inspected afterwards.
 
-use crate::support::shared;
+use crate::fixture::STATE_HASH;
 use serde_json::Value;
 use sqlx::{Connection, SqliteConnection};
 use std::path::Path;
@@ -114,7 +114,7 @@ impl Repo {
     }
 }
 
-async fn rows(conn: &mut SqliteConnection, sql: &'static str) -> Vec<Vec<Option<String>>> {
+pub async fn rows(conn: &mut SqliteConnection, sql: &'static str) -> Vec<Vec<Option<String>>> {
     use sqlx::Row;
     sqlx::query(sql)
         .fetch_all(conn)
@@ -139,92 +139,150 @@ async fn rows(conn: &mut SqliteConnection, sql: &'static str) -> Vec<Vec<Option<
         .collect()
 }
 
-fn s(v: &str) -> Option<String> {
+pub fn s(v: &str) -> Option<String> {
     Some(v.to_owned())
 }
 
 #[tokio::test]
-async fn the_worked_example_applies_to_the_recorded_state() {
-    let repo = Repo::of(&shared().join("reference/worked-example"));
+async fn the_fixture_applies_to_the_recorded_state() {
+    let repo = crate::fixture::repo();
     let status = repo.ok(&["--json", "migrate", "status"]);
     assert_eq!(status["stateBuilt"], false);
-    assert_eq!(status["pending"], 2);
+    assert_eq!(status["pending"], 10);
 
     let out = repo.ok(&["--json", "migrate", "apply"]);
-    assert_eq!(
-        out["stateHash"],
-        "cfb5096048e0835d4f83c94c0a7911373bc1a1bc700dcdc9f16974b902150580"
-    );
+    assert_eq!(out["stateHash"], STATE_HASH);
     assert_eq!(out["databaseCreated"], true);
-    assert_eq!(out["operationsApplied"], 15);
-    assert_eq!(out["applied"].as_array().map(Vec::len), Some(2));
+    assert_eq!(out["operationsApplied"], 86);
+    assert_eq!(out["applied"].as_array().map(Vec::len), Some(10));
     assert_eq!(out["indexPurge"]["reason"], "no-published-index");
     let active = repo.active();
-    assert_eq!(active["migrationCount"], 2);
+    assert_eq!(active["migrationCount"], 10);
     assert_eq!(
         active["databaseFilename"],
-        "theurian-state-cfb5096048e0.sqlite"
+        format!("theurian-state-{}.sqlite", &STATE_HASH[..12])
     );
 
     let mut db = repo.db().await;
-    let items = rows(&mut db, "SELECT item_id, status, sensitivity, owner, trust_level, valid_from, current_revision_id FROM knowledge_items ORDER BY item_id").await;
+    let items = rows(&mut db, "SELECT item_id, status, sensitivity, owner, trust_level, valid_from, valid_to, current_revision_id FROM knowledge_items ORDER BY item_id").await;
+    assert_eq!(items.len(), 25);
+    let item = |id: &str| {
+        items
+            .iter()
+            .find(|r| r[0].as_deref() == Some(id))
+            .unwrap_or_else(|| panic!("no item {id}"))
+            .clone()
+    };
     assert_eq!(
-        items[0][..6],
+        item("decision.fixed-retry-interval"),
         [
-            s("architecture.retry-policy"),
-            s("approved"),
-            s("public"),
+            s("decision.fixed-retry-interval"),
+            s("deprecated"),
+            s("internal"),
             s("platform-team"),
             s("reviewed"),
-            s("2026-07-15T00:00:00+00:00")
+            s("2026-02-03T00:00:00+01:00"),
+            None,
+            s("01KGHF3N80ZETJVW0D7KR8TKDM")
         ]
     );
     assert_eq!(
-        items[1][..5],
+        item("decision.multi-region-writes")[1..5],
         [
-            s("architecture.timeouts"),
-            s("approved"),
-            s("confidential"),
-            s("sre-team"),
+            s("proposed"),
+            s("internal"),
+            s("platform-team"),
             s("unverified")
         ]
     );
-    let revision_sensitivity = rows(&mut db, "SELECT sensitivity, created_at FROM knowledge_revisions WHERE revision_id = '01K1AAAAAA0000000000000003'").await;
     assert_eq!(
-        revision_sensitivity,
-        [[s("internal"), s("2026-07-15T10:00:00+09:00")]]
+        item(crate::fixture::WITHHELD)[1..5],
+        [
+            s("approved"),
+            s("confidential"),
+            s("security-team"),
+            s("reviewed")
+        ]
+    );
+    assert_eq!(
+        item("known-exception.legacy-float-report")[6],
+        s("2027-01-01T00:00:00+00:00")
+    );
+    // Two revisions of one item: the second expected the first and became current.
+    assert_eq!(
+        rows(&mut db, "SELECT revision_id, migration_id, created_at FROM knowledge_revisions WHERE item_id = 'decision.timeouts-budget' ORDER BY created_at").await,
+        [
+            [
+                s("01KGHF3N80JNC00VH5YJX6EC87"),
+                s("01KGHF3N80318TMH0EESTX0RDB"),
+                s("2026-02-03T11:00:00+01:00")
+            ],
+            [
+                s("01KQVKHYW0XTK48SZV5G59AH5E"),
+                s("01KQVKHYW0S6P3YQ11XKZDZ0WC"),
+                s("2026-05-05T10:20:00+02:00")
+            ]
+        ]
+    );
+    assert_eq!(
+        item("decision.timeouts-budget")[7],
+        s("01KQVKHYW0XTK48SZV5G59AH5E")
+    );
+    assert_eq!(
+        rows(&mut db, "SELECT labels, scope_paths FROM knowledge_revisions WHERE revision_id = '01KQVKHYW0ZXRMEXJ3QT8Z7EFJ'").await,
+        [[
+            s("[\"reliability\"]"),
+            s("[\"src/clients/retry.rs\", \"src/clients/**\"]")
+        ]]
+    );
+    let relations = rows(
+        &mut db,
+        "SELECT source_item_id, relation_type, target_item_id, note FROM knowledge_relations ORDER BY source_item_id, relation_type, target_item_id",
+    )
+    .await;
+    assert_eq!(relations.len(), 20);
+    assert!(relations.contains(&vec![
+        s("decision.retry-with-backoff"),
+        s("supersedes"),
+        s("decision.fixed-retry-interval"),
+        s("Fixed intervals synchronised retries during the February outage; backoff with jitter replaces them.")
+    ]));
+    // `security.logging` was added and removed again; one alias is left.
+    assert_eq!(
+        rows(&mut db, "SELECT alias, item_id FROM knowledge_aliases").await,
+        [[s("api.idempotency"), s("decision.idempotency-keys")]]
     );
     assert_eq!(
         rows(
             &mut db,
-            "SELECT source_item_id, relation_type, target_item_id, note FROM knowledge_relations"
+            "SELECT item_id, source_uri FROM knowledge_evidence"
         )
         .await,
         [[
-            s("architecture.retry-policy"),
-            s("supersedes"),
-            s("architecture.timeouts"),
-            s("Replaced by retry policy.")
+            s("domain.reversals-not-deletes"),
+            s("https://github.com/acme/ledger/pull/33")
         ]]
     );
-    assert!(rows(&mut db, "SELECT alias FROM knowledge_aliases")
-        .await
-        .is_empty());
-    assert!(rows(&mut db, "SELECT item_id FROM knowledge_evidence")
-        .await
-        .is_empty());
     assert_eq!(
         rows(
             &mut db,
-            "SELECT status, superseded_by, revision_id, title FROM specifications"
+            "SELECT spec_id, status, superseded_by, revision_id FROM specifications ORDER BY spec_id"
         )
         .await,
-        [[
-            s("superseded"),
-            s("spec.retry-v2"),
-            s("01K1AAAAAA0000000000000002"),
-            s("spec.retry")
-        ]]
+        [
+            [
+                s("spec.ledger-api"),
+                s("superseded"),
+                s("spec.ledger-api-v2"),
+                s("01KFDSJ3Y0AZBJEREHVQ656C3M")
+            ],
+            [
+                s("spec.ledger-api-v2"),
+                s("active"),
+                None,
+                s("01KFDSJ3Y0AZBJEREHVQ656C3M")
+            ]
+        ]
     );
     assert_eq!(
         rows(
@@ -232,23 +290,23 @@ async fn the_worked_example_applies_to_the_recorded_state() {
             "SELECT sequence FROM migration_history ORDER BY sequence"
         )
         .await,
-        [[s("1")], [s("2")]]
+        (1..=10).map(|n| [s(&n.to_string())]).collect::<Vec<_>>()
     );
+    // Every item but the deprecated one can be surfaced.
     assert_eq!(
         rows(
             &mut db,
             "SELECT expected_surfaceable_count FROM project_integrity"
         )
         .await,
-        [[s("2")]]
+        [[s("24")]]
     );
-    assert_eq!(rows(&mut db, "SELECT labels, scope_paths FROM knowledge_revisions WHERE revision_id = '01K1AAAAAA0000000000000002'").await, [[s("[\"resilience\"]"), s("[\"src/http/**\"]")]]);
 
     let again = repo.ok(&["--json", "migrate", "apply"]);
     assert_eq!(again["databaseCreated"], false);
     assert_eq!(again["changed"], false);
     assert_eq!(again["applied"], serde_json::json!([]));
-    assert_eq!(again["skipped"].as_array().map(Vec::len), Some(2));
+    assert_eq!(again["skipped"].as_array().map(Vec::len), Some(10));
     let status = repo.ok(&["--json", "migrate", "status"]);
     assert_eq!(
         (
@@ -256,18 +314,18 @@ async fn the_worked_example_applies_to_the_recorded_state() {
             status["applied"].clone(),
             status["pending"].clone()
         ),
-        (Value::Bool(true), 2.into(), 0.into())
+        (Value::Bool(true), 10.into(), 0.into())
     );
 }
 
 #[tokio::test]
 async fn an_edited_applied_migration_is_refused_until_restored() {
-    let repo = Repo::of(&shared().join("reference/worked-example"));
+    let repo = crate::fixture::repo();
     repo.ok(&["--json", "migrate", "apply"]);
     let seed = repo
         .dir
         .path()
-        .join(".theurian/migrations/01K1AAAAAA0000000000000001-seed.yaml");
+        .join(".theurian/migrations/01KERKG400TVVKSFYCDETKJRE4-ledger-core-architecture.yaml");
     let original = std::fs::read(&seed).expect("read");
     let mut edited = original.clone();
     edited.extend_from_slice(b"# a harmless-looking comment\n");
@@ -289,29 +347,33 @@ async fn an_edited_applied_migration_is_refused_until_restored() {
 
 #[tokio::test]
 async fn uncommitted_migrations_need_the_flag_and_a_failed_apply_leaves_the_previous_state() {
-    let repo = Repo::of(&shared().join("reference/worked-example"));
+    let repo = crate::fixture::repo();
     repo.ok(&["--json", "migrate", "apply"]);
     let before = repo.active();
 
     // A new migration that conflicts: it claims a first revision for an item that has one.
-    let body = "# Retry policy v2\n";
+    let body = "# Retry with backoff, second revision\n";
     std::fs::write(
         repo.dir
             .path()
-            .join(".theurian/knowledge/architecture/retry-v2.md"),
+            .join(".theurian/knowledge/decision/retry-with-backoff-v2.md"),
         body,
     )
     .expect("body");
     let sha = crate::migrate::sha256(body.as_bytes());
+    let path = repo
+        .dir
+        .path()
+        .join(".theurian/migrations/01KXA0000000000000000000M1-conflict.yaml");
     std::fs::write(
-        repo.dir.path().join(".theurian/migrations/01K1AAAAAA0000000000000020-conflict.yaml"),
-        format!("apiVersion: theurian.dev/v1\nid: 01K1AAAAAA0000000000000020\ncreatedAt: 2026-07-17T00:00:00Z\nauthor: t\ndependsOn: [01K1AAAAAA0000000000000010]\noperations:\n  - op: upsertRevision\n    itemId: architecture.retry-policy\n    revisionId: 01K1AAAAAA0000000000000021\n    contentFile: ../knowledge/architecture/retry-v2.md\n    contentSha256: {sha}\n    metadata: {{title: Retry v2, contentType: text/markdown, kind: architecture, namespace: architecture, status: approved, owner: platform-team, labels: [authored-in-theurian]}}\n"),
+        &path,
+        format!("apiVersion: theurian.dev/v1\nid: 01KXA0000000000000000000M1\ncreatedAt: 2026-07-20T00:00:00Z\nauthor: t\ndependsOn: [01KWE7MEC039XWA79MRQ22AS77]\noperations:\n  - op: upsertRevision\n    itemId: decision.retry-with-backoff\n    revisionId: 01KXA0000000000000000000R1\n    contentFile: ../knowledge/decision/retry-with-backoff-v2.md\n    contentSha256: {sha}\n    metadata: {{title: Retry with backoff v2, contentType: text/markdown, kind: decision, namespace: platform, status: approved, owner: platform-team, labels: [reliability, authored-in-theurian]}}\n"),
     )
     .expect("migration");
     let msg = repo.refused(&["--json", "migrate", "apply"], 4);
     assert!(msg.contains("is not committed"), "{msg}");
     let msg = repo.refused(&["--json", "migrate", "apply", "--allow-uncommitted"], 4);
-    assert!(msg.starts_with("Revision conflict on architecture.retry-policy: migration expected <none>, store holds 01K1AAAAAA0000000000000002"), "{msg}");
+    assert!(msg.starts_with("Revision conflict on decision.retry-with-backoff: migration expected <none>, store holds 01KQVKHYW0ZXRMEXJ3QT8Z7EFJ"), "{msg}");
     assert_eq!(
         repo.active(),
         before,
@@ -319,13 +381,9 @@ async fn uncommitted_migrations_need_the_flag_and_a_failed_apply_leaves_the_prev
     );
 
     // The cure the message names: expect the current revision. The failed database is rebuilt.
-    let path = repo
-        .dir
-        .path()
-        .join(".theurian/migrations/01K1AAAAAA0000000000000020-conflict.yaml");
     let text = std::fs::read_to_string(&path).expect("read").replace(
         "    contentFile:",
-        "    expectedRevision: 01K1AAAAAA0000000000000002\n    contentFile:",
+        "    expectedRevision: 01KQVKHYW0ZXRMEXJ3QT8Z7EFJ\n    contentFile:",
     );
     std::fs::write(&path, text).expect("fix");
     git(repo.dir.path(), &["add", "-A"]);
@@ -333,25 +391,22 @@ async fn uncommitted_migrations_need_the_flag_and_a_failed_apply_leaves_the_prev
     let out = repo.ok(&["--json", "migrate", "apply"]);
     assert_eq!(
         out["applied"].as_array().map(Vec::len),
-        Some(3),
+        Some(11),
         "a new state is built from empty"
     );
-    assert_eq!(repo.active()["migrationCount"], 3);
+    assert_eq!(repo.active()["migrationCount"], 11);
 }
 
 #[tokio::test]
-async fn the_dogfood_corpus_applies_and_a_planted_database_is_rebuilt() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+async fn the_fixture_applies_and_a_planted_database_is_rebuilt() {
+    let repo = crate::fixture::repo();
     let out = repo.ok(&["--json", "migrate", "apply"]);
-    assert_eq!(
-        out["stateHash"],
-        "1e2df46a01c3f7604ae2a5b1d49ee2fc7eb8d96ea9e59ed4ac1125ba92746ede"
-    );
-    assert_eq!(out["applied"].as_array().map(Vec::len), Some(26));
+    assert_eq!(out["stateHash"], STATE_HASH);
+    assert_eq!(out["applied"].as_array().map(Vec::len), Some(10));
     let mut db = repo.db().await;
     assert_eq!(
         rows(&mut db, "SELECT COUNT(*) FROM knowledge_items").await,
-        [[s("26")]]
+        [[s("25")]]
     );
     drop(db);
 
@@ -365,36 +420,22 @@ async fn the_dogfood_corpus_applies_and_a_planted_database_is_rebuilt() {
         out["databaseCreated"], true,
         "an unrecorded database is discarded and rebuilt"
     );
-    assert_eq!(out["applied"].as_array().map(Vec::len), Some(26));
+    assert_eq!(out["applied"].as_array().map(Vec::len), Some(10));
+    assert_eq!(out["stateHash"], STATE_HASH);
 }
 
 #[tokio::test]
-async fn a_deleted_applied_migration_is_refused_and_the_sample_corpus_applies() {
-    let repo = Repo::of(&shared().join("reference/worked-example"));
+async fn a_deleted_applied_migration_is_refused() {
+    let repo = crate::fixture::repo();
     repo.ok(&["--json", "migrate", "apply"]);
-    std::fs::remove_file(
-        repo.dir
-            .path()
-            .join(".theurian/migrations/01K1AAAAAA0000000000000010-rework.yaml"),
-    )
+    std::fs::remove_file(repo.dir.path().join(
+        ".theurian/migrations/01KWE7MEC039XWA79MRQ22AS77-restore-canary-and-propose-multi-region.yaml",
+    ))
     .expect("rm");
     let msg = repo.refused(&["--json", "migrate", "apply", "--allow-uncommitted"], 4);
     assert!(
-        msg.contains("01K1AAAAAA0000000000000010") && msg.contains("must never be deleted"),
+        msg.contains("01KWE7MEC039XWA79MRQ22AS77") && msg.contains("must never be deleted"),
         "{msg}"
-    );
-
-    let sample = Repo::of(&shared().join("corpus/sample-project"));
-    let out = sample.ok(&["--json", "migrate", "apply"]);
-    assert_eq!(
-        out["stateHash"],
-        "243ad54a4fb0297a977f20e5c34559ae8c7ecc6631010e2d5901a66561ed498a"
-    );
-    assert_eq!(out["applied"].as_array().map(Vec::len), Some(2));
-    let mut db = sample.db().await;
-    assert_eq!(
-        rows(&mut db, "SELECT COUNT(*) FROM knowledge_items").await,
-        [[s("2")]]
     );
 }
 
@@ -435,7 +476,7 @@ fn refuse_writes(dir: &Path) -> (&'static str, Box<dyn Fn()>) {
 
 #[test]
 fn an_unwritable_state_directory_is_refused_by_name_for_every_builder() {
-    let repo = Repo::of(&crate::support::shared().join("corpus/sample-project"));
+    let repo = crate::fixture::repo();
     // findings build reads the history on the remote-tracking branch.
     git(
         repo.dir.path(),

@@ -1,24 +1,59 @@
-//! `theurian review ingest` through the real binary against the reference's stub `gh` (its
-//! canned GraphQL answers; no network): the files it lands against the ones the reference
-//! landed, updates and kept records, windows, redaction, the secret scan, and every refusal
-//! that must come before any process is started.
+//! `theurian review ingest` through the real binary against a stub `gh` (no network): ours,
+//! `tests/fixtures/gh/`, answers for the fixture's repository `acme/ledger` with the pull
+//! requests, reviews and threads whose records `cli/demo/project/.theurian/review/` holds. The
+//! records it lands, updates and kept records, windows, redaction, the secret scan, and every
+//! refusal that must come before any process is started.
 
-use crate::support::shared;
+use crate::support::root;
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const REPO_DIR: &str = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
+/// Where records of `acme/ledger` land under `.theurian/review/`: sha256("github\0acme/ledger").
+pub const LEDGER_DIR: &str =
+    "sha256-2d583e923b2ddc612dd5445d3907dbe65fe6d2961cbaa1f59ddddf53f3b9d6e9";
+
+/// The project's config: the fixture's id, and `acme/ledger` as the only repository ingest may
+/// read.
+const ALLOW: &str = "apiVersion: theurian.dev/v1\nprojectId: acme-ledger\nproviders:\n  review:\n    repositories: [acme/ledger]\n";
+
+/// The people of the fixture's review history: node id, the login GitHub sends (what ingest
+/// records as the display name), and the display name the fixture's records carry.
+const PEOPLE: &[(&str, &str, &str)] = &[
+    ("MDQ6VXNlcjEwMDE=", "ana-lima", "Ana Lima"),
+    ("MDQ6VXNlcjEwMDI=", "jonas-berg", "Jonas Berg"),
+    ("MDQ6VXNlcjEwMDM=", "priya-nair", "Priya Nair"),
+    ("MDQ6VXNlcjEwMDQ=", "mei-tanaka", "Mei Tanaka"),
+    ("MDQ6VXNlcjEwMDU=", "lars-okafor", "Lars Okafor"),
+];
+
+/// Our stub `gh`.
+fn stub() -> PathBuf {
+    root().join("tests/fixtures/gh/gh.py")
+}
+
+/// A `bin/gh` that runs our stub with whatever gh was asked.
+fn stub_script() -> String {
+    format!("#!/bin/sh\nexec python3 '{}' \"$@\"\n", stub().display())
+}
 
 /// A git repository with `.theurian/config.yaml`, a data directory and a bin directory whose
-/// `gh` is the reference's stub.
-struct Setup {
-    dir: tempfile::TempDir,
+/// `gh` is a stub.
+pub struct Setup {
+    pub dir: tempfile::TempDir,
+    /// The directory under `.theurian/review/` the stub's repository lands in.
+    repo_dir: String,
 }
 
 impl Setup {
+    /// With our stub answering for `acme/ledger`.
     fn new(config: &str) -> Setup {
+        Setup::with_gh(config, &stub_script(), LEDGER_DIR)
+    }
+
+    /// With `gh` as the given script, records landing under `.theurian/review/<repo_dir>`.
+    pub fn with_gh(config: &str, gh: &str, repo_dir: &str) -> Setup {
         let dir = tempfile::tempdir().expect("tempdir");
         for d in ["proj/.theurian", "bin", "data", "ghconfig"] {
             std::fs::create_dir_all(dir.path().join(d)).expect("mkdir");
@@ -29,38 +64,36 @@ impl Setup {
             .output()
             .expect("git");
         assert!(out.status.success());
-        let s = Setup { dir };
+        let s = Setup {
+            dir,
+            repo_dir: repo_dir.to_owned(),
+        };
         s.config(config);
-        s.gh_script(
-            &std::fs::read_to_string(
-                shared().join("reference/review-fixtures/gh-graphql-responses/stub-gh.py"),
-            )
-            .expect("stub"),
-        );
+        s.gh_script(gh);
         s
     }
 
-    fn root(&self) -> PathBuf {
+    pub fn root(&self) -> PathBuf {
         self.dir.path().join("proj")
     }
 
-    fn config(&self, yaml: &str) {
+    pub fn config(&self, yaml: &str) {
         std::fs::write(self.root().join(".theurian/config.yaml"), yaml).expect("config");
     }
 
-    fn gh_script(&self, text: &str) {
+    pub fn gh_script(&self, text: &str) {
         let gh = self.dir.path().join("bin/gh");
         std::fs::write(&gh, text).expect("gh");
         std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
 
-    /// The stub reads its mode (private, resolved name, first comment) from its working
-    /// directory, which is the project root.
-    fn mode(&self, mode: Value) {
+    /// The stubs read their mode from their working directory, which is the project root
+    /// (gh's environment is scrubbed, so nothing else reaches them).
+    pub fn mode(&self, mode: Value) {
         std::fs::write(self.root().join("mode.json"), mode.to_string()).expect("mode");
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub fn run(&self, args: &[&str]) -> Output {
         let path = format!(
             "{}:{}",
             self.dir.path().join("bin").display(),
@@ -79,7 +112,7 @@ impl Setup {
             .expect("run")
     }
 
-    fn report(&self, args: &[&str], code: i32) -> Value {
+    pub fn report(&self, args: &[&str], code: i32) -> Value {
         let out = self.run(args);
         assert_eq!(
             out.status.code(),
@@ -90,7 +123,7 @@ impl Setup {
         serde_json::from_slice(&out.stdout).expect("report")
     }
 
-    fn refused(&self, args: &[&str]) -> String {
+    pub fn refused(&self, args: &[&str]) -> String {
         let out = self.run(args);
         assert_eq!(
             out.status.code(),
@@ -107,7 +140,8 @@ impl Setup {
         )
     }
 
-    fn calls(&self) -> Vec<Value> {
+    /// What the stub logged: one `{argv, env}` per gh process.
+    pub fn calls(&self) -> Vec<Value> {
         std::fs::read_to_string(self.root().join("gh-calls.log"))
             .unwrap_or_default()
             .lines()
@@ -115,51 +149,111 @@ impl Setup {
             .collect()
     }
 
-    fn landed(&self) -> Vec<String> {
-        let base = self.root().join(".theurian/review").join(REPO_DIR);
-        let mut out = Vec::new();
-        for kind in ["pull-request", "review-submission", "review-thread"] {
-            for e in std::fs::read_dir(base.join(kind))
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                out.push(format!("{kind}/{}", e.file_name().to_string_lossy()));
-            }
-        }
-        out.sort();
-        out
+    /// The landed files, as `<kind>/<file>`, sorted.
+    pub fn landed(&self) -> Vec<String> {
+        files(&self.root().join(".theurian/review").join(&self.repo_dir))
     }
 
-    fn file(&self, rel: &str) -> String {
+    pub fn file(&self, rel: &str) -> String {
         std::fs::read_to_string(
             self.root()
                 .join(".theurian/review")
-                .join(REPO_DIR)
+                .join(&self.repo_dir)
                 .join(rel),
         )
         .expect("read")
     }
 }
 
-const ALLOW: &str = "apiVersion: theurian.dev/v1\nprojectId: proj\nproviders:\n  review:\n    repositories: [acme/order-service]\n";
+/// The record files under one repository's directory, as `<kind>/<file>`, sorted.
+fn files(base: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for kind in ["pull-request", "review-submission", "review-thread"] {
+        for e in std::fs::read_dir(base.join(kind))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            out.push(format!("{kind}/{}", e.file_name().to_string_lossy()));
+        }
+    }
+    out.sort();
+    out
+}
 
 /// The document with the run's own stamp blanked, for comparison across runs.
-fn unstamped(text: &str) -> Value {
+pub fn unstamped(text: &str) -> Value {
     let mut v: Value = serde_json::from_str(text).expect("json");
     v["lastSeenRun"] = json!(null);
     v
 }
 
+/// The fixture's record at `rel`, as ingest lands it from the stub's answers: unstamped, each
+/// participant as `person` maps its node id to (external id, display name), and without what
+/// GitHub's answers do not carry (comment categories, when a thread was resolved, and a
+/// resolution for a thread that is only outdated).
+fn as_ingested(rel: &str, person: &dyn Fn(&str) -> (String, String)) -> Value {
+    let path = crate::fixture::source()
+        .join(".theurian/review")
+        .join(LEDGER_DIR)
+        .join(rel);
+    let mut doc = unstamped(&std::fs::read_to_string(path).expect("fixture record"));
+    fn people(v: &mut Value, person: &dyn Fn(&str) -> (String, String)) {
+        match v {
+            Value::Object(map) => {
+                if let (Some(id), true) = (
+                    map.get("externalId")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    map.contains_key("displayName"),
+                ) {
+                    let (external, display) = person(&id);
+                    map.insert("externalId".into(), json!(external));
+                    map.insert("displayName".into(), json!(display));
+                }
+                map.values_mut().for_each(|v| people(v, person));
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| people(v, person)),
+            _ => {}
+        }
+    }
+    people(&mut doc, person);
+    let record = &mut doc["record"];
+    if let Some(comments) = record.get_mut("comments").and_then(Value::as_array_mut) {
+        for c in comments {
+            c["category"] = json!(null);
+        }
+    }
+    if record.get("resolution").is_some_and(Value::is_object) {
+        if record["resolution"]["state"] == "resolved" {
+            record["resolution"]["resolvedAt"] = json!(null);
+        } else {
+            record["resolution"] = json!(null);
+        }
+    }
+    doc
+}
+
+/// A fixture node id as GitHub sends it: the id, and the login ingest records as the name.
+fn as_github(id: &str) -> (String, String) {
+    let login = PEOPLE
+        .iter()
+        .find(|(node, _, _)| *node == id)
+        .map(|(_, login, _)| *login)
+        .unwrap_or_else(|| panic!("{id} is not one of the fixture's people"));
+    (id.to_owned(), login.to_owned())
+}
+
 #[test]
-fn ingest_lands_what_the_reference_landed_and_updates_without_deleting() {
+fn ingest_lands_the_fixture_records_and_updates_without_deleting() {
     let s = Setup::new(ALLOW);
-    // The CLI argument's case does not matter; the files carry the allowlist's spelling.
-    let report = s.report(&["Acme/Order-Service"], 0);
-    assert_eq!(report["repository"], "Acme/Order-Service");
+    // The CLI argument's case does not matter; the files carry the allowlist's spelling (and
+    // GitHub answering `Acme/Ledger` is the same repository).
+    let report = s.report(&["ACME/Ledger"], 0);
+    assert_eq!(report["repository"], "ACME/Ledger");
     assert_eq!(
         report["landed"],
-        json!({"pullRequests": 3, "reviewSubmissions": 3, "reviewThreads": 3, "total": 9})
+        json!({"pullRequests": 4, "reviewSubmissions": 4, "reviewThreads": 5, "total": 13})
     );
     assert_eq!(
         (
@@ -167,24 +261,27 @@ fn ingest_lands_what_the_reference_landed_and_updates_without_deleting() {
             report["updated"].as_u64(),
             report["kept"].as_u64()
         ),
-        (Some(9), Some(0), Some(0))
+        (Some(13), Some(0), Some(0))
     );
     assert_eq!(report["clean"], true);
-    assert_eq!(report["searchStore"]["records"], 9);
+    assert_eq!(report["searchStore"]["records"], 13);
 
-    // Byte for byte what the reference wrote for the same answers, the run stamp aside.
-    let fixtures = shared()
-        .join("reference/review-fixtures/evidence-from-ingest")
-        .join(REPO_DIR);
+    // The answers were written from the fixture's records, so ingest lands those records: the
+    // same files under the same names, the same documents but for what GitHub does not say.
     let landed = s.landed();
-    assert_eq!(landed.len(), 9);
-    let stamp = regex::Regex::new(r#""(runId|observedAt)": "[^"]*""#).expect("re");
+    assert_eq!(
+        landed,
+        files(
+            &crate::fixture::source()
+                .join(".theurian/review")
+                .join(LEDGER_DIR)
+        )
+    );
+    assert_eq!(landed.len(), 13);
     for rel in &landed {
-        let want = std::fs::read_to_string(fixtures.join(rel)).expect("fixture");
-        let got = s.file(rel);
         assert_eq!(
-            stamp.replace_all(&got, "S"),
-            stamp.replace_all(&want, "S"),
+            unstamped(&s.file(rel)),
+            as_ingested(rel, &as_github),
             "{rel}"
         );
     }
@@ -204,6 +301,8 @@ fn ingest_lands_what_the_reference_landed_and_updates_without_deleting() {
         calls[1]["argv"],
         json!(["auth", "status", "--hostname", "github.com"])
     );
+    // The listing, then threads and reviews for each of the four pull requests.
+    assert_eq!(calls.len(), 2 + 1 + 4 * 2);
     for c in &calls {
         let env: Vec<&str> = c["env"]
             .as_array()
@@ -221,31 +320,33 @@ fn ingest_lands_what_the_reference_landed_and_updates_without_deleting() {
         );
     }
 
-    // A narrower second run updates what it sees and keeps the rest untouched.
+    // A narrower second run (#64 and #57, the two created last) updates what it sees and keeps
+    // the rest untouched.
     let before_42 = s.file("pull-request/42.json");
-    let second = s.report(&["acme/order-service", "--limit", "2"], 0);
+    let second = s.report(&["acme/ledger", "--limit", "2"], 0);
     assert_eq!(
         (
             second["new"].as_u64(),
             second["updated"].as_u64(),
             second["kept"].as_u64()
         ),
-        (Some(0), Some(6), Some(3))
+        (Some(0), Some(7), Some(6))
     );
     assert_eq!(
         s.file("pull-request/42.json"),
         before_42,
         "a record not seen again keeps its file and stamp"
     );
-    let pr44: Value = serde_json::from_str(&s.file("pull-request/44.json")).expect("json");
+    let pr64: Value = serde_json::from_str(&s.file("pull-request/64.json")).expect("json");
     assert_ne!(
-        pr44["lastSeenRun"]["runId"], run_id,
+        pr64["lastSeenRun"]["runId"], run_id,
         "a record seen again carries the new run"
     );
-    // --since excludes the number itself and everything older.
-    let since = s.report(&["acme/order-service", "--since", "43"], 0);
+    // --since excludes the number itself and everything listed after it: #64 only.
+    let since = s.report(&["acme/ledger", "--since", "57"], 0);
     assert_eq!(since["landed"]["pullRequests"], 1);
-    assert_eq!(s.landed().len(), 9, "nothing is ever deleted");
+    assert_eq!(since["landed"]["total"], 3);
+    assert_eq!(s.landed().len(), 13, "nothing is ever deleted");
 }
 
 #[test]
@@ -261,7 +362,7 @@ fn refusals_come_before_any_process_and_halts_write_nothing() {
     assert!(text.contains("repository-not-allowlisted"), "{text}");
     for limit in ["0", "501"] {
         assert!(s
-            .refused(&["acme/order-service", "--limit", limit])
+            .refused(&["acme/ledger", "--limit", limit])
             .contains("limit-exceeded"));
     }
     std::fs::write(
@@ -270,51 +371,47 @@ fn refusals_come_before_any_process_and_halts_write_nothing() {
     )
     .expect("write");
     assert!(s
-        .refused(&["acme/order-service"])
+        .refused(&["acme/ledger"])
         .contains("transport-override-configured"));
     std::fs::remove_file(s.dir.path().join("ghconfig/config.yml")).expect("rm");
-    s.config("providers:\n  review:\n    repositories: [acme/order-service, ../x]\n");
-    assert!(s
-        .refused(&["acme/order-service"])
-        .contains("providers.review"));
-    s.config("providers:\n  review:\n    repositories: [acme/order-service]\n    redactParticipantNames: \"yes\"\n");
-    assert!(s
-        .refused(&["acme/order-service"])
-        .contains("providers.review"));
+    s.config("providers:\n  review:\n    repositories: [acme/ledger, ../x]\n");
+    assert!(s.refused(&["acme/ledger"]).contains("providers.review"));
+    s.config("providers:\n  review:\n    repositories: [acme/ledger]\n    redactParticipantNames: \"yes\"\n");
+    assert!(s.refused(&["acme/ledger"]).contains("providers.review"));
     assert!(
         s.calls().is_empty(),
         "no process was started for any of these"
     );
 
     s.config(ALLOW);
-    s.mode(json!({"private": true}));
+    s.mode(json!({"isPrivate": true}));
     assert!(s
-        .refused(&["acme/order-service"])
+        .refused(&["acme/ledger"])
         .contains("repository-is-private"));
-    s.mode(json!({"nwo": "someone/else"}));
+    s.mode(json!({"nameWithOwner": "someone/else"}));
     assert!(s
-        .refused(&["acme/order-service"])
+        .refused(&["acme/ledger"])
         .contains("repository-resolved-elsewhere"));
     assert!(s.landed().is_empty(), "a halted run writes nothing");
 
     s.gh_script("#!/bin/sh\necho 'gh version 2.85.9 (2025-12-01)'\n");
-    assert!(s.refused(&["acme/order-service"]).contains("tool-too-old"));
+    assert!(s.refused(&["acme/ledger"]).contains("tool-too-old"));
     s.gh_script("#!/bin/sh\ncase \"$1\" in --version) echo 'gh version 2.90.0';; auth) echo 'not logged in' >&2; exit 1;; esac\n");
-    let text = s.refused(&["acme/order-service"]);
+    let text = s.refused(&["acme/ledger"]);
     assert!(
         text.contains("tool-unauthenticated") && text.contains("not logged in"),
         "{text}"
     );
     s.gh_script("#!/bin/sh\ncase \"$1\" in --version) echo 'gh version 2.90.0';; auth) exit 0;; *) echo 'boom' >&2; exit 3;; esac\n");
-    assert!(s.refused(&["acme/order-service"]).contains("tool-failed"));
+    assert!(s.refused(&["acme/ledger"]).contains("tool-failed"));
     s.gh_script("#!/bin/sh\ncase \"$1\" in --version) echo 'gh version 2.90.0';; auth) exit 0;; *) echo 'not json';; esac\n");
-    assert!(s.refused(&["acme/order-service"]).contains("tool-failed"));
+    assert!(s.refused(&["acme/ledger"]).contains("tool-failed"));
     std::fs::remove_file(s.dir.path().join("bin/gh")).expect("rm");
     let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
         .current_dir(s.root())
         .env("PATH", s.dir.path().join("bin"))
         .env("THEURIAN_DATA_DIR", s.dir.path().join("data"))
-        .args(["--json", "review", "ingest", "acme/order-service"])
+        .args(["--json", "review", "ingest", "acme/ledger"])
         .output()
         .expect("run");
     assert!(String::from_utf8_lossy(&out.stderr).contains("tool-missing"));
@@ -322,58 +419,94 @@ fn refusals_come_before_any_process_and_halts_write_nothing() {
 
 #[test]
 fn redaction_and_the_secret_scan_run_before_anything_lands() {
+    // Redaction: every participant's name becomes "[redacted]"; a node id is kept, and a login
+    // standing in for a missing id is replaced by a stable pseudonym, the same in every record.
     let s = Setup::new(&format!("{ALLOW}    redactParticipantNames: true\n"));
-    let report = s.report(&["acme/order-service"], 0);
+    s.mode(json!({"idless": ["jonas-berg"]}));
+    let report = s.report(&["acme/ledger"], 0);
     assert_eq!(report["participantNamesRedacted"], true);
-    let redacted = shared().join("reference/review-fixtures/evidence-redacted");
-    for (fixture, rel) in [
-        ("44.json", "pull-request/44.json"),
-        (
-            "PRRT_kwDOAAAA44~1f8f.json",
-            "review-thread/PRRT_kwDOAAAA44~1f8f.json",
-        ),
-    ] {
-        let want = std::fs::read_to_string(redacted.join(fixture)).expect("fixture");
-        assert_eq!(unstamped(&s.file(rel)), unstamped(&want), "{rel}");
+    assert_eq!(report["landed"]["total"], 13);
+    let jonas = PEOPLE[1].0;
+    let pseudonym = format!("redacted~{}", &crate::migrate::sha256(b"jonas-berg")[..16]);
+    let redacted = |id: &str| {
+        let external = if id == jonas {
+            pseudonym.clone()
+        } else {
+            id.to_owned()
+        };
+        (external, "[redacted]".to_owned())
+    };
+    let landed = s.landed();
+    assert_eq!(landed.len(), 13);
+    let mut pseudonymised = 0;
+    for rel in &landed {
+        let text = s.file(rel);
+        assert_eq!(unstamped(&text), as_ingested(rel, &redacted), "{rel}");
+        for (_, login, name) in PEOPLE {
+            assert!(!text.contains(login) && !text.contains(name), "{rel}");
+        }
+        pseudonymised += text.matches(&pseudonym).count();
     }
+    // Jonas wrote #42, answered on its thread and opened #57's outdated one.
+    assert_eq!(pseudonymised, 3);
 
-    // Block (the default): the flagged thread is withheld, everything else lands, and the run
-    // prints its report and exits 1.
+    // Block (the default): the thread whose comment carries a token is withheld, everything
+    // else lands, and the run prints its report and exits 1.
     let token = format!("ghp_{}", "A1b2".repeat(9));
     let s = Setup::new(ALLOW);
-    s.mode(json!({"c1": format!("use {token} here")}));
-    let report = s.report(&["acme/order-service"], 1);
+    s.mode(json!({"comments": {"PRRT_kwDOLedger57x_c2": format!("use {token} here")}}));
+    let report = s.report(&["acme/ledger"], 1);
     assert_eq!(report["clean"], false);
-    assert_eq!(report["landed"]["reviewThreads"], 0);
-    assert_eq!(report["landed"]["total"], 6);
+    assert_eq!(report["landed"]["reviewThreads"], 4);
+    assert_eq!(report["landed"]["total"], 12);
     let refused: Vec<&str> = report["refused"]
         .as_array()
         .expect("refused")
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(
-        refused[0].contains("record 'PRRT_kwDOAAAA44'"),
+        refused[0].contains("#57 record 'PRRT_kwDOLedger57x'"),
         "{refused:?}"
     );
-    let finding = report["findings"][0].as_str().unwrap_or_default();
+    let findings = report["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let finding = findings[0].as_str().unwrap_or_default();
     assert!(
-        finding.contains("comments[0].body:1:5: github-token") && !finding.contains(&token),
+        finding.contains("comment 'PRRT_kwDOLedger57x_c2' comments[1].body:1:5: github-token")
+            && !finding.contains(&token),
         "{finding}"
     );
-    assert!(!String::from_utf8_lossy(&s.run(&["acme/order-service"]).stdout).contains(&token));
+    let threads: Vec<String> = s
+        .landed()
+        .into_iter()
+        .filter(|f| f.starts_with("review-thread/"))
+        .collect();
+    assert_eq!(
+        threads,
+        [
+            "review-thread/PRRT_kwDOLedger42x~38f.json",
+            "review-thread/PRRT_kwDOLedger57y~38f.json",
+            "review-thread/PRRT_kwDOLedger61x~38f.json",
+            "review-thread/PRRT_kwDOLedger64x~38f.json"
+        ]
+    );
+    assert!(!String::from_utf8_lossy(&s.run(&["acme/ledger"]).stdout).contains(&token));
 
     // Warn: it lands and is reported.
     s.config(&format!("{ALLOW}security:\n  secretScan: warn\n"));
-    let report = s.report(&["acme/order-service"], 0);
+    let report = s.report(&["acme/ledger"], 0);
     assert_eq!(
         (
             report["secretsWarned"].as_bool(),
             report["landed"]["reviewThreads"].as_u64()
         ),
-        (Some(true), Some(3))
+        (Some(true), Some(5))
     );
+    assert!(s
+        .file("review-thread/PRRT_kwDOLedger57x~38f.json")
+        .contains(&token));
 }
 
 /// What the project says mid-run still governs it: an allowlist entry removed while the run is
@@ -381,25 +514,24 @@ fn redaction_and_the_secret_scan_run_before_anything_lands() {
 /// halts the run with nothing written.
 #[test]
 fn the_allowlist_and_config_are_checked_again_before_every_request() {
-    let stub = shared().join("reference/review-fixtures/gh-graphql-responses/stub-gh.py");
     let wrapper = |after_listing: &str| {
         format!(
-            "#!/bin/sh\npython3 {} \"$@\"\nstatus=$?\ncase \"$*\" in *pullRequests\\(*) {after_listing} ;; esac\nexit $status\n",
-            stub.display()
+            "#!/bin/sh\npython3 '{}' \"$@\"\nstatus=$?\ncase \"$*\" in *pullRequests\\(*) {after_listing} ;; esac\nexit $status\n",
+            stub().display()
         )
     };
     let s = Setup::new(ALLOW);
     s.gh_script(&wrapper(
         "printf 'providers:\\n  review:\\n    repositories: []\\n' > .theurian/config.yaml",
     ));
-    let report = s.report(&["acme/order-service"], 1);
+    let report = s.report(&["acme/ledger"], 1);
     let skipped: Vec<&str> = report["skipped"]
         .as_array()
         .expect("skipped")
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert_eq!(skipped.len(), 3, "{skipped:?}");
+    assert_eq!(skipped.len(), 4, "{skipped:?}");
     assert!(
         skipped
             .iter()
@@ -408,12 +540,14 @@ fn the_allowlist_and_config_are_checked_again_before_every_request() {
     );
     assert_eq!(report["landed"]["total"], 0);
     assert!(report["skippedRemedies"]["repository-not-allowlisted"].is_string());
+    // The listing was the only request: no pull request was read after the entry went.
+    assert_eq!(s.calls().len(), 3);
 
     let s = Setup::new(ALLOW);
     s.gh_script(&wrapper(
         "printf 'providers: [not, a, mapping]\\n' > .theurian/config.yaml",
     ));
-    let text = s.refused(&["acme/order-service"]);
+    let text = s.refused(&["acme/ledger"]);
     assert!(
         text.contains("providers") && text.contains("mapping"),
         "{text}"
