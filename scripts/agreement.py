@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ranking agreement between this build and the reference (theurian 0.5.3) on one project.
 
-usage: scripts/agreement.py PROJECT_DIR [--ours target/release/theurian] [--queries 300] [--seed 7]
+usage: scripts/agreement.py PROJECT_DIR [--ours target/dist/theurian] [--queries 300] [--seed 7]
 
 Serves PROJECT_DIR with both daemons (as scripts/side_by_side.py does: the reference on port
 17419 through ../shared/peer/run-reference.sh, ours on 17420 from a scratch data directory),
@@ -100,7 +100,7 @@ def queries(project, n, seed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("project")
-    ap.add_argument("--ours", default=os.path.join(HERE, "..", "target", "release", "theurian"))
+    ap.add_argument("--ours", default=os.path.join(HERE, "..", "target", "dist", "theurian"))
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--show", type=int, default=0)

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Side-by-side performance of this build and the reference (theurian 0.5.3) on one project.
 
-usage: scripts/side_by_side.py PROJECT_DIR [--ours target/release/theurian] [--n 400] [--ours-only]
+usage: scripts/side_by_side.py PROJECT_DIR [--ours target/dist/theurian] [--n 400] [--ours-only]
 
 PROJECT_DIR must be a git repository holding .theurian/ with committed migrations. The script
 serves it with the reference (../shared/peer/run-reference.sh, port 17419) and with ours (a
 scratch data directory, port 17420), runs ../shared/peer/bench_mcp.py against both for every
 read tool at 1 and 8 clients, reads each daemon's resident memory from /proc, prints a table
 of p50 latency, throughput and the ratios, and stops both daemons. Needs root (the reference
-runs in a chroot) and a release build of ours. Not part of CI: the numbers are for the notes.
+runs in a chroot) and a `--profile dist` build of ours. Not part of CI: the numbers are for the notes.
 
 --ours-only skips the reference (no root needed) and prints our side alone, with the resident
 memory split into anonymous memory and file-backed pages (mostly the binary's own code).
@@ -117,7 +117,7 @@ def serve_ours(ours, project, name, port):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("project")
-    ap.add_argument("--ours", default=os.path.join(HERE, "..", "target", "release", "theurian"))
+    ap.add_argument("--ours", default=os.path.join(HERE, "..", "target", "dist", "theurian"))
     ap.add_argument("--n", type=int, default=400)
     ap.add_argument("--ours-only", action="store_true")
     a = ap.parse_args()

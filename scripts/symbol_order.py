@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates cli/symbol-order.txt: the functions a serving daemon runs, hottest first.
 
-usage: scripts/symbol_order.py [--binary target/release/theurian] [--out cli/symbol-order.txt]
+usage: scripts/symbol_order.py [--binary target/dist/theurian] [--out cli/symbol-order.txt]
 
 Why: the kernel maps a program's code into a process in 64 KiB windows around each page it
 touches. The daemon runs about 3 MB of the binary's 14 MB of code, but scattered through the
@@ -10,13 +10,13 @@ whole image, so nearly all of it ends up resident. Release builds hand this list
 daemon's code then occupies a few MB of memory instead of all of it.
 
 How: a scratch project (a generated corpus, applied, indexed, with review and findings stores)
-is served by the release binary under valgrind's callgrind while a client initializes, lists
+is served by the dist binary under valgrind's callgrind while a client initializes, lists
 the tools and calls every one of them, with good and bad arguments, one client and several.
 Every function callgrind saw run that the binary defines is written out, by instructions
 executed, most first. Symbols that later disappear (code changed since) are skipped by the
 linker, so a stale list costs memory, never correctness; rerun this after large changes.
 
-Needs valgrind and a release build; not part of CI.
+Needs valgrind and a `--profile dist` build; not part of CI.
 """
 import argparse
 import concurrent.futures
@@ -145,7 +145,7 @@ def hot_symbols(callgrind_out, defined):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "theurian"))
+    ap.add_argument("--binary", default=os.path.join(ROOT, "target", "dist", "theurian"))
     ap.add_argument("--out", default=os.path.join(ROOT, "cli", "symbol-order.txt"))
     a = ap.parse_args()
     binary = os.path.realpath(a.binary)
