@@ -1,21 +1,29 @@
-//! `review.generateKnowledgeCandidate` over a real socket: the reference's test-corpus evidence
-//! in a real repository with real commits, the gate recomputed from the stored records, the
-//! fix commit verified through gix, and each refusal class.
+//! `review.generateKnowledgeCandidate` over a real socket: the fixture's review evidence
+//! (`cli/demo/project/.theurian/review/`) in a real repository with real commits, the gate
+//! recomputed from the stored records, the fix commit verified through gix, and each refusal
+//! class.
 
+use crate::fixture::PROJECT;
 use crate::knowledge::{ok, refused};
-use crate::migrate_apply::{git, git_command, Repo};
-use crate::support::{shared, Daemon};
+use crate::migrate_apply::{git, git_command};
+use crate::support::Daemon;
 use serde_json::{json, Value};
+use std::path::Path;
 use theurian_core::datadir::DataDir;
 use theurian_core::review::layout::relative_path;
 use theurian_protocol::evidence::Kind;
 use theurian_protocol::tools::ToolId;
 use theurian_server::ToolNames;
 
-const REPO_DIR: &str = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
-const THREAD: &str = "PRRT_kwDOaaaaaaaaaaaa";
+/// The fixture's repository, as its evidence names it.
+pub const REPOSITORY: &str = "acme/ledger";
+/// The fixture's thread that passes the gate: resolved, on merged PR #42 whose CI passed,
+/// anchored to [`THREAD_FILE`].
+pub const THREAD: &str = "PRRT_kwDOLedger42x";
+/// The file [`THREAD`] is anchored to: a commit touching it is a fix commit.
+pub const THREAD_FILE: &str = "src/api/idempotency.rs";
 
-pub fn commit_file(dir: &std::path::Path, path: &str, text: &str) -> String {
+pub fn commit_file(dir: &Path, path: &str, text: &str) -> String {
     let full = dir.join(path);
     std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
     std::fs::write(&full, text).expect("write");
@@ -31,87 +39,79 @@ pub fn commit_file(dir: &std::path::Path, path: &str, text: &str) -> String {
         .to_owned()
 }
 
-/// A copy of the satisfying thread under another key, on pull request `pr`.
-fn thread_on(review: &std::path::Path, key: &str, pr: u64) {
-    let base = shared()
-        .join("reference/review-fixtures/evidence-from-test-corpora")
-        .join(REPO_DIR);
-    let mut doc: Value = serde_json::from_str(
-        &std::fs::read_to_string(base.join("review-thread/PRRT_kwDOaaaaaaaaaaaa~18f.json"))
-            .expect("read"),
-    )
-    .expect("json");
-    doc["recordKey"] = json!(key);
-    doc["record"]["externalId"] = json!(key);
-    doc["record"]["eventKey"] = json!(format!("github:acme/order-service#{pr}"));
-    let path = review.join(relative_path(
-        "github",
-        "acme/order-service",
-        Kind::ReviewThread,
-        key,
-    ));
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    std::fs::write(path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+/// The fixture's evidence file for `(kind, key)` in the copy under `review`, parsed.
+fn stored(review: &Path, kind: Kind, key: &str) -> Value {
+    let path = review.join(relative_path("github", REPOSITORY, kind, key));
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json")
 }
 
-fn pr_with_ci(review: &std::path::Path, n: u64, ci: Value) {
-    let base = shared()
-        .join("reference/review-fixtures/evidence-from-test-corpora")
-        .join(REPO_DIR);
-    let mut doc: Value = serde_json::from_str(
-        &std::fs::read_to_string(base.join("pull-request/431.json")).expect("read"),
-    )
-    .expect("json");
+fn write(review: &Path, kind: Kind, key: &str, doc: &Value) {
+    let path = review.join(relative_path("github", REPOSITORY, kind, key));
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, serde_json::to_string_pretty(doc).expect("json")).expect("write");
+}
+
+/// A copy of the satisfying thread under another key, on pull request `pr`.
+fn thread_on(review: &Path, key: &str, pr: u64) {
+    let mut doc = stored(review, Kind::ReviewThread, THREAD);
+    doc["recordKey"] = json!(key);
+    doc["sourceAnchor"]["externalId"] = json!(key);
+    doc["record"]["externalId"] = json!(key);
+    doc["record"]["eventKey"] = json!(format!("github:{REPOSITORY}#{pr}"));
+    write(review, Kind::ReviewThread, key, &doc);
+}
+
+/// A copy of merged pull request #42 as number `n`, with CI outcome `ci`.
+fn pr_with_ci(review: &Path, n: u64, ci: Value) {
+    let mut doc = stored(review, Kind::PullRequest, "42");
     doc["recordKey"] = json!(n.to_string());
     doc["record"]["number"] = json!(n);
+    doc["record"]["url"] = json!(format!("https://github.com/{REPOSITORY}/pull/{n}"));
+    doc["sourceAnchor"]["sourceUri"] = doc["record"]["url"].clone();
+    doc["sourceAnchor"]["externalId"] = json!(format!("github:{REPOSITORY}#{n}"));
     doc["record"]["ciSuccessful"] = ci;
-    let path = review.join(relative_path(
-        "github",
-        "acme/order-service",
-        Kind::PullRequest,
-        &n.to_string(),
-    ));
-    std::fs::write(path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+    write(review, Kind::PullRequest, &n.to_string(), &doc);
 }
 
 pub fn args(record: &str, fix: &str) -> Value {
     json!({
-        "projectId": "demo",
-        "repository": "acme/order-service",
+        "projectId": PROJECT,
+        "repository": REPOSITORY,
         "recordKey": record,
         "fixCommit": fix,
-        "itemId": "reliability.lock-after-read",
-        "title": "Take locks after reads",
-        "body": "Acquire the row lock only after the read that decides whether to retry.\n",
+        "itemId": "security.idempotency-keys-scoped-per-client",
+        "title": "Idempotency keys are scoped to the calling client",
+        "body": "Store and look up an idempotency key together with the client id from the mTLS identity, never alone.\n",
         "kind": "convention",
-        "category": "reliability-rule",
-        "owner": "payments",
+        "category": "security-rule",
+        "owner": "api-team",
         "author": "Jane Doe",
-        "description": "Generalised from the retry-deadlock review thread.",
+        "description": "Generalised from the review thread on the idempotency middleware.",
         "evidence": {"agentId": "agent-7", "taskId": "task-3", "model": "m", "reasoning": "The thread's fix generalises."},
-        "sourceAnchors": [{"provider": "github", "sourceUri": "https://github.com/acme/order-service/pull/431"}],
+        "sourceAnchors": [{"provider": "github", "sourceUri": "https://github.com/acme/ledger/pull/42"}],
     })
 }
 
 #[tokio::test]
 async fn candidates_are_drafted_only_through_a_recomputed_gate() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let repo = crate::fixture::repo();
     let root = repo.dir.path().to_path_buf();
     let review = root.join(".theurian/review");
-    crate::review::copy_dir_pub(
-        &shared()
-            .join("reference/review-fixtures/evidence-from-test-corpora")
-            .join(REPO_DIR),
-        &review.join(REPO_DIR),
-    );
-    thread_on(&review, "PRRT_kwDObbbbbbbbbbbb", 432);
-    pr_with_ci(&review, 433, json!(false));
-    thread_on(&review, "PRRT_kwDOcccccccccccc", 433);
+    // The fixture's own threads cover a failed CI run (61x), an open thread on an unmerged
+    // pull request (64x) and a thread without a file anchor (57y). A thread whose only unmet
+    // signal is an unknown CI outcome is written here: merged #70, CI never reported.
+    pr_with_ci(&review, 70, Value::Null);
+    thread_on(&review, "PRRT_kwDOLedger70x", 70);
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-q", "-m", "evidence"]);
-    let fix = commit_file(&root, "src/retrying.py", "lock after read\n");
-    let other = commit_file(&root, "src/other.py", "unrelated\n");
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let fix = commit_file(&root, THREAD_FILE, "// keys are scoped per client\n");
+    let fix61 = commit_file(
+        &root,
+        "src/store/accounts.rs",
+        "// the fee job locks in order\n",
+    );
+    let other = commit_file(&root, "src/other.rs", "// unrelated\n");
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     repo.ok(&["--json", "migrate", "apply"]);
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
@@ -125,7 +125,7 @@ async fn candidates_are_drafted_only_through_a_recomputed_gate() {
 
     let (t, a) = call(args(THREAD, &fix));
     assert!(refused(&c.call(t, a).await, "STATE_UNAVAILABLE").contains("theurian review build"));
-    repo.ok(&["--json", "review", "build"]);
+    assert_eq!(repo.ok(&["--json", "review", "build"])["records"], 15);
 
     let (t, a) = call(args(THREAD, &fix));
     let payload = ok(
@@ -140,7 +140,10 @@ async fn candidates_are_drafted_only_through_a_recomputed_gate() {
         migration.contains("trustLevel: inferred") && migration.contains("sensitivity: internal"),
         "{migration}"
     );
-    assert!(migration.contains("namespace: reliability"), "{migration}");
+    assert!(
+        migration.contains("namespace: security") && migration.contains("kind: convention"),
+        "{migration}"
+    );
     let ev: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("evidence.json")).expect("ev"))
             .expect("json");
@@ -155,26 +158,46 @@ async fn candidates_are_drafted_only_through_a_recomputed_gate() {
         let (t, a) = call(args(THREAD, &sha));
         let text = refused(&c.call(t, a).await, "INVALID_INPUT");
         assert!(
-            text.contains("fix_commit_present") && text.contains("git log --oneline"),
+            text.contains("fix_commit_present")
+                && text.contains(&format!("git log --oneline -- '{THREAD_FILE}'")),
             "{text}"
         );
         texts.push(text);
     }
     assert_eq!(texts[0], texts[1]);
 
-    // Unknown CI outcome and a failed one are told apart.
-    let (t, a) = call(args("PRRT_kwDObbbbbbbbbbbb", &fix));
+    // Unknown CI outcome and a failed one are told apart; each is the only signal unmet.
+    let (t, a) = call(args("PRRT_kwDOLedger70x", &fix));
     let text = refused(&c.call(t, a).await, "INVALID_INPUT");
     assert!(
         text.contains("nobody has told")
-            && text.contains("theurian review ingest acme/order-service"),
+            && text.contains("theurian review ingest acme/ledger")
+            && !text.contains("did not pass")
+            && !text.contains("fix_commit_present"),
         "{text}"
     );
-    let (t, a) = call(args("PRRT_kwDOcccccccccccc", &fix));
-    assert!(refused(&c.call(t, a).await, "INVALID_INPUT").contains("did not pass"));
+    let (t, a) = call(args("PRRT_kwDOLedger61x", &fix61));
+    let text = refused(&c.call(t, a).await, "INVALID_INPUT");
+    assert!(
+        text.contains("did not pass")
+            && !text.contains("nobody has told")
+            && !text.contains("fix_commit_present"),
+        "{text}"
+    );
+    // The open thread on the unmerged pull request fails every signal it lacks, by name.
+    let (t, a) = call(args("PRRT_kwDOLedger64x", &fix));
+    let text = refused(&c.call(t, a).await, "INVALID_INPUT");
+    for signal in [
+        "pull_request_merged",
+        "thread_resolved",
+        "fix_commit_present",
+        "nobody has told",
+    ] {
+        assert!(text.contains(signal), "{signal}: {text}");
+    }
 
     // No file anchor: refused in its own words.
-    let (t, a) = call(args("PRRT_kwDOdddddddddddd", &fix));
+    let (t, a) = call(args("PRRT_kwDOLedger57y", &fix));
     let text = refused(&c.call(t, a).await, "INVALID_INPUT");
     assert!(
         text.contains("carries no file anchor") && text.contains("theurian propose"),
@@ -183,9 +206,9 @@ async fn candidates_are_drafted_only_through_a_recomputed_gate() {
 
     // Unknown key, a pull request's key (wrong kind), and a case-mismatched repository: one answer.
     let mut unresolved = Vec::new();
-    for a in [args("PRRT_nope", &fix), args("431", &fix), {
+    for a in [args("PRRT_nope", &fix), args("42", &fix), {
         let mut x = args(THREAD, &fix);
-        x["repository"] = json!("Acme/Order-Service");
+        x["repository"] = json!("Acme/Ledger");
         x
     }] {
         unresolved.push(refused(

@@ -248,8 +248,7 @@ fn completions_are_printed_for_each_shell_and_a_closed_pipe_is_quiet() {
 
 #[test]
 fn doctor_names_what_is_wrong_and_passes_once_it_is_fixed() {
-    let repo =
-        crate::migrate_apply::Repo::of(&crate::support::shared().join("corpus/theurian-dogfood"));
+    let repo = crate::fixture::repo();
     let out = repo.run(&["--json", "doctor"]);
     assert_eq!(out.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("report");
@@ -270,7 +269,13 @@ fn doctor_names_what_is_wrong_and_passes_once_it_is_fixed() {
         .expect("checks")
         .iter()
         .all(|c| c["ok"] == true || c["remedy"].is_string()));
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    repo.ok(&[
+        "--json",
+        "project",
+        "register",
+        "--project-id",
+        crate::fixture::PROJECT,
+    ]);
     repo.ok(&["--json", "migrate", "apply"]);
     repo.ok(&["--json", "index", "build"]);
     assert_eq!(repo.ok(&["--json", "doctor"])["ok"], true);

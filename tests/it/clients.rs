@@ -4,14 +4,16 @@
 //! published outputSchema; then again with underscore tool names. rmcp's own client does the same
 //! from Rust.
 
-use crate::migrate_apply::{git, Repo};
-use crate::support::{root, shared, Daemon};
+use crate::fixture::PROJECT;
+use crate::migrate_apply::git_command;
+use crate::support::{root, Daemon};
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use theurian_core::datadir::DataDir;
 use theurian_server::ToolNames;
@@ -67,43 +69,37 @@ fn run_sdk_blocking(python: &str, url: &str, token: &str, calls: &Value) -> Valu
     serde_json::from_slice(&out.stdout).expect("json line")
 }
 
-/// A project with every store built (knowledge, review evidence, findings, a fixable commit),
-/// and one argument set per tool that answers without refusing.
-fn prepared() -> (Repo, Value) {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    let rd = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
-    let project = repo.dir.path().to_path_buf();
-    crate::review::copy_dir_pub(
-        &shared()
-            .join("reference/review-fixtures/evidence-from-test-corpora")
-            .join(rd),
-        &project.join(".theurian/review").join(rd),
-    );
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "evidence"]);
-    let fix = crate::candidate::commit_file(&project, "src/retrying.py", "lock after read\n");
-    git(
-        &project,
-        &["update-ref", "refs/remotes/origin/main", "HEAD"],
-    );
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
-    repo.ok(&["--json", "migrate", "apply"]);
-    repo.ok(&["--json", "review", "build"]);
-    repo.ok(&["--json", "findings", "build"]);
+/// The fixture as `theurian demo` writes it (every store built: knowledge, ranked index, review
+/// evidence, findings; a history in which 33a28a3 fixed the file of the fixture's passing review
+/// thread), and one argument set per tool that answers without refusing. Returns the directory
+/// holding it all, the data directory it is registered in, and the calls.
+fn prepared() -> (tempfile::TempDir, PathBuf, Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let project = crate::fixture::demo(&data, dir.path());
+    let out = git_command(&project)
+        .args(["rev-parse", "33a28a3"])
+        .output()
+        .expect("rev-parse");
+    assert!(out.status.success(), "the demo history has 33a28a3");
+    let fix = String::from_utf8(out.stdout)
+        .expect("utf8")
+        .trim()
+        .to_owned();
     let evidence = json!({"agentId": "sdk", "taskId": "t", "model": "m", "reasoning": "r"});
     let calls = json!({
         "project.list": {},
         "system.capabilities": {},
-        "knowledge.status": {"projectId": "demo"},
-        "knowledge.search": {"projectId": "demo", "query": "state hash", "limit": 3},
-        "knowledge.get": {"projectId": "demo", "itemId": "architecture.state-hash-covers-the-working-tree"},
-        "review.findings": {"projectId": "demo"},
-        "review.search": {"projectId": "demo", "limit": 3},
-        "knowledge.proposeChange": {"projectId": "demo", "itemId": "decision.sdk-probe", "title": "SDK probe", "kind": "decision", "owner": "o", "author": "a", "description": "d", "body": "b\n", "contentType": "text/markdown", "evidence": evidence, "labels": ["authored-in-theurian"]},
-        "knowledge.generateMigrationDraft": {"projectId": "demo", "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": "architecture.state-hash-covers-the-working-tree", "owner": "x"}]}, "evidence": evidence},
-        "review.generateKnowledgeCandidate": crate::candidate::args("PRRT_kwDOaaaaaaaaaaaa", &fix),
+        "knowledge.status": {"projectId": PROJECT},
+        "knowledge.search": {"projectId": PROJECT, "query": "idempotency key", "limit": 3},
+        "knowledge.get": {"projectId": PROJECT, "itemId": "decision.idempotency-keys"},
+        "review.findings": {"projectId": PROJECT},
+        "review.search": {"projectId": PROJECT, "limit": 3},
+        "knowledge.proposeChange": {"projectId": PROJECT, "itemId": "decision.sdk-probe", "title": "SDK probe", "kind": "decision", "owner": "o", "author": "a", "description": "d", "body": "b\n", "contentType": "text/markdown", "evidence": evidence, "labels": ["authored-in-theurian"]},
+        "knowledge.generateMigrationDraft": {"projectId": PROJECT, "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": "decision.idempotency-keys", "owner": "x"}]}, "evidence": evidence},
+        "review.generateKnowledgeCandidate": crate::candidate::args(crate::candidate::THREAD, &fix),
     });
-    (repo, calls)
+    (dir, data, calls)
 }
 
 #[tokio::test]
@@ -112,10 +108,10 @@ async fn the_official_python_sdk_calls_every_tool() {
         eprintln!("skipped: no Python with the MCP SDK (set THEURIAN_PY_SDK; .ci/run installs it)");
         return;
     };
-    let (repo, calls) = prepared();
+    let (_dir, data, calls) = prepared();
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
-        DataDir::at(repo.data.path()),
+        DataDir::at(&data),
         ToolNames::Dotted,
     )
     .await;
@@ -137,14 +133,14 @@ async fn the_official_python_sdk_calls_every_tool() {
     // Underscore names, for clients that refuse dots: listed that way and callable that way.
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
-        DataDir::at(repo.data.path()),
+        DataDir::at(&data),
         ToolNames::Underscore,
     )
     .await;
     let report = run_sdk(
         &python,
         &daemon,
-        &json!({"knowledge_status": {"projectId": "demo"}, "review_search": {"projectId": "demo", "limit": 1}}),
+        &json!({"knowledge_status": {"projectId": PROJECT}, "review_search": {"projectId": PROJECT, "limit": 1}}),
     )
     .await;
     assert!(
@@ -167,17 +163,17 @@ async fn the_official_python_sdk_calls_every_tool() {
 /// outputSchema the daemon itself published; then the underscore names.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rmcps_own_client_calls_every_tool() {
-    let (repo, calls) = prepared();
+    let (_dir, data, calls) = prepared();
     for (names, calls) in [
         (ToolNames::Dotted, calls.clone()),
         (
             ToolNames::Underscore,
-            json!({"knowledge_status": {"projectId": "demo"}, "review_search": {"projectId": "demo", "limit": 1}}),
+            json!({"knowledge_status": {"projectId": PROJECT}, "review_search": {"projectId": PROJECT, "limit": 1}}),
         ),
     ] {
         let daemon = Daemon::start_with(
             tempfile::tempdir().expect("tempdir"),
-            DataDir::at(repo.data.path()),
+            DataDir::at(&data),
             names,
         )
         .await;

@@ -1,11 +1,12 @@
 //! Proposals end to end: drafted over MCP (a real daemon on a real socket) or at the CLI,
 //! accepted with `theurian propose accept`, applied with `migrate apply`, then served; the
 //! refusals a draft meets; concurrent drafts; and proof that no registered tool writes
-//! approved state.
+//! approved state. Everything runs against the repository's own fixture (`cli/demo/project`).
 
+use crate::fixture::PROJECT;
 use crate::knowledge::{ok, refused};
-use crate::migrate_apply::{git, Repo};
-use crate::support::{shared, Daemon};
+use crate::migrate_apply::{git, git_command, Repo};
+use crate::support::Daemon;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,11 +14,12 @@ use theurian_core::datadir::DataDir;
 use theurian_protocol::tools::ToolId;
 use theurian_server::ToolNames;
 
-const EXISTING: &str = "architecture.state-hash-covers-the-working-tree";
+/// An approved, public item of the fixture, served by default.
+const EXISTING: &str = "architecture.double-entry-core";
 
 async fn serve() -> (Repo, Daemon) {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let repo = crate::fixture::repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     repo.ok(&["--json", "migrate", "apply"]);
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
@@ -30,7 +32,7 @@ async fn serve() -> (Repo, Daemon) {
 
 fn draft(item: &str, extra: Value) -> Value {
     let mut args = json!({
-        "projectId": "demo",
+        "projectId": PROJECT,
         "itemId": item,
         "title": "Bound the retry budget",
         "kind": "decision",
@@ -40,7 +42,7 @@ fn draft(item: &str, extra: Value) -> Value {
         "body": "# Retry budget\n\nEvery retry loop is bounded by the zircon-quartz budget.\n",
         "contentType": "text/markdown",
         "evidence": {"agentId": "agent-7", "taskId": "task-42", "model": "test-model", "reasoning": "The review thread settled it."},
-        "sourceAnchors": [{"provider": "github", "sourceUri": "https://github.com/acme/order-service/pull/42"}],
+        "sourceAnchors": [{"provider": "github", "sourceUri": "https://github.com/acme/ledger/pull/42"}],
     });
     for (k, v) in extra.as_object().cloned().unwrap_or_default() {
         args[k] = v;
@@ -169,7 +171,7 @@ async fn a_proposal_made_over_mcp_is_accepted_applied_and_then_served() {
     let got = ok(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "demo", "itemId": "decision.retry-budget"}),
+            json!({"projectId": PROJECT, "itemId": "decision.retry-budget"}),
         )
         .await,
         ToolId::KnowledgeGet,
@@ -184,7 +186,7 @@ async fn a_proposal_made_over_mcp_is_accepted_applied_and_then_served() {
     let found = ok(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "demo", "query": "zircon-quartz"}),
+            json!({"projectId": PROJECT, "query": "zircon-quartz"}),
         )
         .await,
         ToolId::KnowledgeSearch,
@@ -204,7 +206,7 @@ async fn drafts_are_refused_for_stale_revisions_and_bad_requests() {
     let current = ok(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "demo", "itemId": EXISTING}),
+            json!({"projectId": PROJECT, "itemId": EXISTING}),
         )
         .await,
         ToolId::KnowledgeGet,
@@ -334,25 +336,24 @@ async fn eight_concurrent_drafts_never_collide_or_lose_a_file() {
 /// built from exactly as they were. A tool registered later without an entry here fails.
 #[tokio::test]
 async fn no_registered_tool_writes_approved_state() {
-    // A project where every write-intent tool can succeed: evidence, a fix commit, both stores.
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    let root = repo.dir.path().to_path_buf();
-    let rd = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
-    crate::review::copy_dir_pub(
-        &shared()
-            .join("reference/review-fixtures/evidence-from-test-corpora")
-            .join(rd),
-        &root.join(".theurian/review").join(rd),
-    );
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-q", "-m", "evidence"]);
-    let fix = crate::candidate::commit_file(&root, "src/retrying.py", "lock after read\n");
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
-    repo.ok(&["--json", "migrate", "apply"]);
-    repo.ok(&["--json", "review", "build"]);
+    // A project where every write-intent tool can succeed: the fixture as `theurian demo`
+    // writes it (evidence, every store built, and a history in which 33a28a3 changed the file
+    // the fixture's passing review thread is anchored to).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let root = crate::fixture::demo(&data, dir.path());
+    let out = git_command(&root)
+        .args(["rev-parse", "33a28a3"])
+        .output()
+        .expect("rev-parse");
+    assert!(out.status.success(), "the demo history has 33a28a3");
+    let fix = String::from_utf8(out.stdout)
+        .expect("utf8")
+        .trim()
+        .to_owned();
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
-        DataDir::at(repo.data.path()),
+        DataDir::at(&data),
         ToolNames::Dotted,
     )
     .await;
@@ -361,29 +362,29 @@ async fn no_registered_tool_writes_approved_state() {
     let calls: BTreeMap<&str, Value> = [
         (
             "knowledge.search",
-            json!({"projectId": "demo", "query": "state hash"}),
+            json!({"projectId": PROJECT, "query": "idempotency key"}),
         ),
         (
             "knowledge.get",
-            json!({"projectId": "demo", "itemId": EXISTING}),
+            json!({"projectId": PROJECT, "itemId": EXISTING}),
         ),
-        ("knowledge.status", json!({"projectId": "demo"})),
+        ("knowledge.status", json!({"projectId": PROJECT})),
         (
             "knowledge.proposeChange",
             draft("decision.facade-probe", json!({})),
         ),
         (
             "knowledge.generateMigrationDraft",
-            json!({"projectId": "demo", "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": EXISTING, "owner": "x"}]}, "evidence": {"agentId": "a", "taskId": "t", "model": "m", "reasoning": "r"}}),
+            json!({"projectId": PROJECT, "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": EXISTING, "owner": "x"}]}, "evidence": {"agentId": "a", "taskId": "t", "model": "m", "reasoning": "r"}}),
         ),
         (
             "review.generateKnowledgeCandidate",
-            crate::candidate::args("PRRT_kwDOaaaaaaaaaaaa", &fix),
+            crate::candidate::args(crate::candidate::THREAD, &fix),
         ),
         ("project.list", json!({})),
         ("system.capabilities", json!({})),
-        ("review.findings", json!({"projectId": "demo"})),
-        ("review.search", json!({"projectId": "demo"})),
+        ("review.findings", json!({"projectId": PROJECT})),
+        ("review.search", json!({"projectId": PROJECT})),
     ]
     .into_iter()
     .collect();
@@ -394,14 +395,16 @@ async fn no_registered_tool_writes_approved_state() {
         .iter()
         .filter_map(|t| t["name"].as_str().map(str::to_owned))
         .collect();
-    let before = approved_tree(repo.dir.path());
+    let before = approved_tree(&root);
     for name in &names {
         let args = calls
             .get(name.as_str())
             .unwrap_or_else(|| panic!("{name} is registered but this test does not call it"));
-        let _ = c.call(name, args.clone()).await;
+        let answer = c.call(name, args.clone()).await;
+        // Each call is one the tool accepts, so a write-intent tool did write its draft.
+        assert_eq!(answer["isError"], false, "{name}: {answer}");
         assert_eq!(
-            approved_tree(repo.dir.path()),
+            approved_tree(&root),
             before,
             "{name} changed approved state"
         );
@@ -411,7 +414,7 @@ async fn no_registered_tool_writes_approved_state() {
 
 #[test]
 fn the_cli_drafts_with_every_required_option_and_names_the_missing_ones() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let repo = crate::fixture::repo();
     let text = repo.refused(&["--json", "propose", "--item-id", "decision.x"], 2);
     for flag in ["--title", "--kind", "--body-file", "--reasoning"] {
         assert!(text.contains(flag), "{text}");
@@ -474,9 +477,9 @@ async fn operations_drafts_admit_ten_kinds_and_stamp_their_own_header() {
     let doc = |ops: Value| json!({"id": "01AAAAAAAAAAAAAAAAAAAAAAAA", "author": "Jane Doe", "description": "Hand the item to the platform team", "operations": ops});
     let ops = json!([
         {"op": "changeOwner", "itemId": EXISTING, "owner": "platform"},
-        {"op": "addAlias", "alias": "architecture.hash-covers-tree", "itemId": EXISTING},
+        {"op": "addAlias", "alias": "architecture.balanced-postings", "itemId": EXISTING},
     ]);
-    let r = ok(&c.call("knowledge.generateMigrationDraft", json!({"projectId": "demo", "document": doc(ops), "evidence": evidence, "agentId": "agent-7"})).await, ToolId::KnowledgeGenerateMigrationDraft);
+    let r = ok(&c.call("knowledge.generateMigrationDraft", json!({"projectId": PROJECT, "document": doc(ops), "evidence": evidence, "agentId": "agent-7"})).await, ToolId::KnowledgeGenerateMigrationDraft);
     assert_eq!(r["operations"], json!(["changeOwner", "addAlias"]));
     let dir = repo
         .dir
@@ -499,7 +502,7 @@ async fn operations_drafts_admit_ten_kinds_and_stamp_their_own_header() {
     .expect("json");
     assert_eq!(
         ev["itemId"],
-        json!(["architecture.hash-covers-tree", EXISTING])
+        json!(["architecture.balanced-postings", EXISTING])
     );
     // Accepted and applied, the owner changes.
     repo.ok(&[
@@ -538,7 +541,7 @@ async fn operations_drafts_admit_ten_kinds_and_stamp_their_own_header() {
         let text = refused(
             &c.call(
                 "knowledge.generateMigrationDraft",
-                json!({"projectId": "demo", "document": doc(ops.clone()), "evidence": evidence}),
+                json!({"projectId": PROJECT, "document": doc(ops.clone()), "evidence": evidence}),
             )
             .await,
             "INVALID_INPUT",
@@ -551,7 +554,7 @@ async fn operations_drafts_admit_ten_kinds_and_stamp_their_own_header() {
 /// `propose accept` refuses what the landed set would not take, and moves nothing then.
 #[test]
 fn accept_refuses_secrets_conflicts_and_lowering_and_moves_nothing() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let repo = crate::fixture::repo();
     let root = repo.dir.path().to_path_buf();
     let body = root.join("note.md");
     let draft_cli = |item: &str, text: &str, extra: &[&str]| -> String {
@@ -606,9 +609,12 @@ fn accept_refuses_secrets_conflicts_and_lowering_and_moves_nothing() {
         "{text}"
     );
     assert_eq!(migrations(), before);
+    let config = root.join(".theurian/config.yaml");
+    let blocking = std::fs::read_to_string(&config).expect("config");
+    assert!(blocking.contains("secretScan: block"), "{blocking}");
     std::fs::write(
-        root.join(".theurian/config.yaml"),
-        "security:\n  secretScan: warn\n",
+        &config,
+        blocking.replace("secretScan: block", "secretScan: warn"),
     )
     .expect("config");
     let warned = repo.ok(&["--json", "propose", "accept", &secret]);
@@ -687,7 +693,7 @@ impl MigrationSetProbe {
 /// Accept never writes through a symlink a clone may carry inside the knowledge tree.
 #[test]
 fn accept_refuses_to_write_through_a_symlinked_knowledge_directory() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let repo = crate::fixture::repo();
     let root = repo.dir.path().to_path_buf();
     let body = root.join("note.md");
     std::fs::write(&body, "linked\n").expect("body");
@@ -696,7 +702,7 @@ fn accept_refuses_to_write_through_a_symlinked_knowledge_directory() {
         "--json",
         "propose",
         "--item-id",
-        "decision.linked",
+        "reliability.linked",
         "--title",
         "Linked",
         "--kind",
@@ -720,8 +726,10 @@ fn accept_refuses_to_write_through_a_symlinked_knowledge_directory() {
         "--authored-here",
     ]);
     let outside = tempfile::tempdir().expect("tempdir");
-    let link = root.join(".theurian/knowledge/decision");
-    let _ = std::fs::remove_dir_all(&link);
+    // The draft's body lands under `knowledge/reliability/`, a directory the fixture lacks:
+    // a clone carries it as a symlink out of the project.
+    let link = root.join(".theurian/knowledge/reliability");
+    assert!(!link.exists());
     std::os::unix::fs::symlink(outside.path(), &link).expect("symlink");
     let text = repo.refused(
         &[

@@ -1,26 +1,24 @@
-//! Review evidence end to end: the reference's fixture files laid under `.theurian/review/` of a
-//! real repository, `theurian review build` through the real binary, `review.search` over a
-//! real socket; damaged files, planted and escaping stores, and the response budget.
+//! Review evidence end to end: the fixture's evidence files (`cli/demo/project/.theurian/review/`,
+//! 13 records of `acme/ledger`) in a real repository, `theurian review build` through the real
+//! binary, `review.search` over a real socket; damaged files, planted and escaping stores, and
+//! the response budget.
 
+use crate::fixture::PROJECT;
 use crate::knowledge::refused;
 use crate::migrate_apply::Repo;
-use crate::support::{shared, Daemon};
+use crate::support::Daemon;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use theurian_core::datadir::DataDir;
 use theurian_core::review::layout::relative_path;
 use theurian_protocol::evidence::Kind;
 use theurian_protocol::tools::ToolId;
 use theurian_server::ToolNames;
 
-const REPO_DIR: &str = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93";
-
-fn fixtures(set: &str) -> PathBuf {
-    shared()
-        .join("reference/review-fixtures")
-        .join(set)
-        .join(REPO_DIR)
-}
+/// The directory of `acme/ledger`'s evidence under `.theurian/review/`.
+const REPO_DIR: &str = "sha256-2d583e923b2ddc612dd5445d3907dbe65fe6d2961cbaa1f59ddddf53f3b9d6e9";
+/// How many evidence records the fixture holds.
+const RECORDS: u64 = 13;
 
 /// [`copy_dir`] for the other test modules.
 pub fn copy_dir_pub(from: &Path, to: &Path) {
@@ -40,15 +38,12 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A registered, applied project with the ingest fixtures as its evidence, and a daemon on it.
+/// The fixture registered and applied (its evidence is part of the copy, not yet built), and a
+/// daemon on it.
 async fn project_with_evidence() -> (Repo, Daemon) {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let repo = crate::fixture::repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     repo.ok(&["--json", "migrate", "apply"]);
-    copy_dir(
-        &fixtures("evidence-from-ingest"),
-        &repo.dir.path().join(".theurian/review").join(REPO_DIR),
-    );
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
         DataDir::at(repo.data.path()),
@@ -63,7 +58,7 @@ fn ok(result: &Value) -> Value {
 }
 
 fn args(extra: Value) -> Value {
-    let mut merged = json!({"projectId": "demo"});
+    let mut merged = json!({"projectId": PROJECT});
     for (k, v) in extra.as_object().cloned().unwrap_or_default() {
         merged[k] = v;
     }
@@ -112,81 +107,116 @@ async fn built_evidence_is_searched_with_exact_filters_in_the_store_order() {
             built["withheld"].as_u64(),
             built["built"].as_bool()
         ),
-        (Some(9), Some(0), Some(true))
+        (Some(RECORDS), Some(0), Some(true))
     );
     assert!(built["storePath"]
         .as_str()
         .is_some_and(|p| p.ends_with(".theurian/state/theurian-review-local.sqlite")));
 
     let all = ok(&c.call("review.search", args(json!({}))).await);
-    let kinds = |n: u64| {
-        ["pull-request", "review-submission", "review-thread"]
-            .map(|k| (n, k.to_owned()))
-            .to_vec()
-    };
+    let record = |n: u64, kind: &str| (n, kind.to_owned());
     assert_eq!(
         shape(&all),
-        [kinds(42), kinds(43), kinds(44)].concat(),
+        [
+            record(42, "pull-request"),
+            record(42, "review-submission"),
+            record(42, "review-submission"),
+            record(42, "review-thread"),
+            record(57, "pull-request"),
+            record(57, "review-submission"),
+            record(57, "review-thread"),
+            record(57, "review-thread"),
+            record(61, "pull-request"),
+            record(61, "review-thread"),
+            record(64, "pull-request"),
+            record(64, "review-submission"),
+            record(64, "review-thread"),
+        ],
         "repository, pull request, kind, path"
     );
     assert_eq!(
         (all["count"].as_u64(), all["truncated"].as_bool()),
-        (Some(9), Some(false))
+        (Some(RECORDS), Some(false))
+    );
+    // Within a pull request and a kind, the path decides: 42a before 42b, 57x before 57y.
+    let keys: Vec<&str> = all["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .filter_map(|r| r["recordKey"].as_str())
+        .collect();
+    assert_eq!(
+        (keys[1], keys[2], keys[6], keys[7]),
+        (
+            "PRR_kwDOLedger42a",
+            "PRR_kwDOLedger42b",
+            "PRRT_kwDOLedger57x",
+            "PRRT_kwDOLedger57y"
+        )
     );
     let pr = &all["records"][0];
     assert_eq!(pr["recordPath"], format!("{REPO_DIR}/pull-request/42.json"));
     assert_eq!(pr["recordKey"], "42");
-    assert_eq!(pr["excerpt"], "PR 42: bound the retry budget");
+    assert_eq!(pr["excerpt"], "Require an Idempotency-Key on every POST");
     assert_eq!(pr["excerptChannel"], "title");
-    assert_eq!(pr["authorExternalId"], "MDQ6VXNlcjE=");
-    assert_eq!(pr["authorDisplayName"], "octocat");
-    assert_eq!(pr["lastSeenAt"], "2026-12-02T10:48:57.939297+00:00");
+    assert_eq!(pr["authorExternalId"], "MDQ6VXNlcjEwMDI=");
+    assert_eq!(pr["authorDisplayName"], "Jonas Berg");
+    // Observed at `2026-07-12T08:00:00+00:00`: served in UTC with microseconds.
+    assert_eq!(pr["lastSeenAt"], "2026-07-12T08:00:00.000000+00:00");
     assert_eq!(pr["threadState"], Value::Null);
-    let thread = &all["records"][2];
-    assert_eq!(thread["recordKey"], "PRRT_kwDOAAAA42");
+    let thread = &all["records"][3];
+    assert_eq!(thread["recordKey"], "PRRT_kwDOLedger42x");
     assert_eq!(thread["threadState"], "resolved");
-    assert_eq!(thread["filePath"], "src/order.py");
+    assert_eq!(thread["filePath"], "src/api/idempotency.rs");
     assert_eq!(
-        thread["authorDisplayName"], "hubot",
-        "a thread's author is its first commenter"
+        thread["authorDisplayName"], "Mei Tanaka",
+        "a thread's author is its first commenter (not the pull request's author, who replied)"
     );
-    // PR 44's review has a ghost author and an empty body: the empty fragment is its excerpt.
-    let ghost = &all["records"][7];
+    // PR 64's review has an empty body: the empty fragment is its excerpt.
+    let empty = &all["records"][11];
     assert_eq!(
         (
-            ghost["authorExternalId"].as_str(),
-            ghost["excerpt"].as_str()
+            empty["recordKey"].as_str(),
+            empty["authorExternalId"].as_str(),
+            empty["excerpt"].as_str()
         ),
-        (Some("ghost"), Some(""))
+        (
+            Some("PRR_kwDOLedger64a"),
+            Some("MDQ6VXNlcjEwMDM="),
+            Some("")
+        )
     );
 
     let count = |body: &Value| body["count"].as_u64().unwrap_or(99);
     for (filter, want) in [
-        (json!({"threadState": "resolved"}), 1),
+        (json!({"threadState": "resolved"}), 3),
         (json!({"threadState": "outdated"}), 1),
         (json!({"threadState": "open"}), 1),
         (json!({"threadState": "dismissed"}), 0),
-        (json!({"pullRequest": 43}), 3),
-        (json!({"pullRequest": 45}), 0),
-        (json!({"repository": "acme/order-service"}), 9),
-        (json!({"repository": "Acme/Order-Service"}), 0),
-        (json!({"filePath": "src/order.py"}), 3),
-        (json!({"filePath": "src/Order.py"}), 0),
-        // Participants match by external id: octocat replied on every thread by login.
-        (json!({"author": "octocat"}), 3),
-        (json!({"author": "MDQ6VXNlcjI="}), 5),
-        (json!({"author": "hubot"}), 0),
-        (json!({"q": "RETRIES forever"}), 3),
-        (json!({"q": "retry_budget"}), 0),
+        (json!({"pullRequest": 57}), 4),
+        (json!({"pullRequest": 43}), 0),
+        (json!({"repository": "acme/ledger"}), RECORDS),
+        (json!({"repository": "Acme/Ledger"}), 0),
+        (json!({"filePath": "src/api/idempotency.rs"}), 1),
+        (json!({"filePath": "src/api/Idempotency.rs"}), 0),
+        // Participants match by external id: Jonas Berg wrote PR 42 and thread 57y, and
+        // replied on thread 42x; Ana Lima wrote PR 61, review 57a and thread 57x, and replied
+        // on thread 61x.
+        (json!({"author": "MDQ6VXNlcjEwMDI="}), 3),
+        (json!({"author": "MDQ6VXNlcjEwMDE="}), 4),
+        (json!({"author": "Jonas Berg"}), 0),
+        (json!({"q": "SCOPED PER CLIENT"}), 2),
+        // `_` and `%` are literal: "request_budget" would match "request budget" as a pattern.
+        (json!({"q": "request_budget"}), 0),
+        (json!({"q": "request budget"}), 1),
         (json!({"q": "%"}), 0),
-        (json!({"q": "Closes #7", "pullRequest": 42}), 1),
+        (json!({"q": "Closes #17", "pullRequest": 42}), 1),
+        (json!({"q": "Closes #17", "pullRequest": 57}), 0),
     ] {
         let body = ok(&c.call("review.search", args(filter.clone())).await);
         assert_eq!(count(&body), want, "{filter}");
     }
-    let q = ok(&c
-        .call("review.search", args(json!({"q": "bounded now"})))
-        .await);
+    let q = ok(&c.call("review.search", args(json!({"q": "client"}))).await);
     let hits: Vec<(&str, &str)> = q["records"]
         .as_array()
         .expect("records")
@@ -201,10 +231,11 @@ async fn built_evidence_is_searched_with_exact_filters_in_the_store_order() {
     assert_eq!(
         hits,
         [
-            ("body", "Approving; the budget is bounded now."),
-            ("comment", "Fixed; the budget is bounded now."),
-            ("comment", "Fixed; the budget is bounded now."),
-            ("comment", "Fixed; the budget is bounded now."),
+            ("body", "Adds the idempotency middleware: keys scoped per client, a canonical body hash, stored responses replayed for 24 hours. Closes #17."),
+            ("body", "The key lookup must be scoped to the authenticated client; as written one client can replay another client's stored response."),
+            ("body", "Approved: lookups are scoped per client and the body hash is canonical."),
+            ("comment", "This lookup is keyed on the idempotency key alone. A client that guesses another client's key gets that client's stored response back."),
+            ("comment", "Should we document the retry policy for API clients too, or keep it internal?"),
         ],
         "the first matching fragment, from its start"
     );
@@ -251,48 +282,55 @@ async fn built_evidence_is_searched_with_exact_filters_in_the_store_order() {
 
 /// Writes `doc` where the layout says it belongs and returns its relative path.
 fn plant(review: &Path, doc: &Value, kind: Kind, key: &str) -> String {
-    let rel = relative_path("github", "acme/order-service", kind, key);
+    let rel = relative_path("github", "acme/ledger", kind, key);
     let path = review.join(&rel);
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
     std::fs::write(&path, serde_json::to_string_pretty(doc).expect("json")).expect("write");
     rel
 }
 
-fn fixture_pr(n: u64) -> Value {
+/// The fixture's pull request #42 (in the copy under `review`) renumbered as `n`.
+fn fixture_pr(review: &Path, n: u64) -> Value {
     let mut doc: Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures("evidence-from-ingest").join("pull-request/42.json"))
-            .expect("read"),
+        &std::fs::read_to_string(review.join(REPO_DIR).join("pull-request/42.json")).expect("read"),
     )
     .expect("json");
     doc["recordKey"] = json!(n.to_string());
     doc["record"]["number"] = json!(n);
+    doc["record"]["url"] = json!(format!("https://github.com/acme/ledger/pull/{n}"));
+    doc["sourceAnchor"]["sourceUri"] = doc["record"]["url"].clone();
+    doc["sourceAnchor"]["externalId"] = json!(format!("github:acme/ledger#{n}"));
     doc
 }
 
 #[tokio::test]
 async fn the_page_budget_stops_at_a_record_boundary_and_serves_one_record_whole() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let repo = crate::fixture::repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     repo.ok(&["--json", "migrate", "apply"]);
     let review = repo.dir.path().join(".theurian/review");
-    // Three pull requests whose author names alone are 200,000 characters: two would pass the
-    // 354,150-character budget, so one is served and the page says it was cut.
+    // Beside the fixture's 13 records: three pull requests whose author names alone are
+    // 200,000 characters: two would pass the 354,150-character budget, so one is served and
+    // the page says it was cut.
     for n in [1, 2, 3] {
-        let mut doc = fixture_pr(n);
+        let mut doc = fixture_pr(&review, n);
         doc["record"]["author"]["displayName"] = json!("n".repeat(200_000));
-        doc["record"]["title"] = json!(format!("budget {n}"));
+        doc["record"]["title"] = json!(format!("page budget {n}"));
         plant(&review, &doc, Kind::PullRequest, &n.to_string());
     }
     // One record larger than the whole budget on its own is still served, whole.
-    let mut huge = fixture_pr(20);
+    let mut huge = fixture_pr(&review, 20);
     huge["record"]["author"]["displayName"] = json!("h".repeat(400_000));
     huge["record"]["title"] = json!("huge record");
     plant(&review, &huge, Kind::PullRequest, "20");
     // A long title is cut at 280 characters plus `...`.
-    let mut long = fixture_pr(10);
+    let mut long = fixture_pr(&review, 10);
     long["record"]["title"] = json!(format!("{}tail", "é".repeat(300)));
     plant(&review, &long, Kind::PullRequest, "10");
-    assert_eq!(repo.ok(&["--json", "review", "build"])["records"], 5);
+    assert_eq!(
+        repo.ok(&["--json", "review", "build"])["records"],
+        RECORDS + 5
+    );
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
         DataDir::at(repo.data.path()),
@@ -301,18 +339,31 @@ async fn the_page_budget_stops_at_a_record_boundary_and_serves_one_record_whole(
     .await;
     let mut c = daemon.client();
     c.initialize().await;
-    let cut = ok(&c.call("review.search", args(json!({"q": "budget"}))).await);
+    let cut = ok(&c
+        .call("review.search", args(json!({"q": "page budget"})))
+        .await);
     assert_eq!(
         (cut["count"].as_u64(), cut["truncated"].as_bool()),
         (Some(1), Some(true))
     );
     assert_eq!(cut["records"][0]["recordKey"], "1");
     let only = ok(&c
-        .call("review.search", args(json!({"q": "budget 2"})))
+        .call("review.search", args(json!({"q": "page budget 2"})))
         .await);
     assert_eq!(
         (only["count"].as_u64(), only["truncated"].as_bool()),
         (Some(1), Some(false))
+    );
+    let whole = ok(&c
+        .call("review.search", args(json!({"pullRequest": 20})))
+        .await);
+    assert_eq!(whole["count"], 1);
+    assert_eq!(
+        whole["records"][0]["authorDisplayName"]
+            .as_str()
+            .map(str::len),
+        Some(400_000),
+        "served whole"
     );
     let ten = ok(&c
         .call("review.search", args(json!({"pullRequest": 10})))
@@ -324,15 +375,14 @@ async fn the_page_budget_stops_at_a_record_boundary_and_serves_one_record_whole(
 
 #[test]
 fn a_damaged_evidence_file_fails_the_build_by_name_and_is_never_deleted() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
+    let repo = crate::fixture::repo();
     let review = repo.dir.path().join(".theurian/review");
-    copy_dir(
-        &fixtures("evidence-from-test-corpora"),
-        &review.join(REPO_DIR),
-    );
-    assert_eq!(repo.ok(&["--json", "review", "build"])["records"], 8);
-    let thread = format!("{REPO_DIR}/review-thread/PRRT_kwDO_test_node_0001~18f.json");
+    assert_eq!(repo.ok(&["--json", "review", "build"])["records"], RECORDS);
+    let thread = format!("{REPO_DIR}/review-thread/PRRT_kwDOLedger42x~38f.json");
     let original = std::fs::read_to_string(review.join(&thread)).expect("read");
+    // The third comment's text, replaced below by a lone surrogate escape.
+    let last_comment = "Confirmed, resolving.";
+    assert!(original.contains(last_comment), "{original}");
     let store = repo
         .dir
         .path()
@@ -380,10 +430,7 @@ fn a_damaged_evidence_file_fails_the_build_by_name_and_is_never_deleted() {
             edit(&|d| d["lastSeenRun"]["runId"] = json!("")),
             "lastSeenRun/runId",
         ),
-        (
-            original.replace("This retries forever.", "\\ud800 lone"),
-            "not JSON",
-        ),
+        (original.replace(last_comment, "\\ud800 lone"), "not JSON"),
         ("[]".to_owned(), "one JSON object"),
     ];
     for (text, needle) in cases {
@@ -403,12 +450,12 @@ fn a_damaged_evidence_file_fails_the_build_by_name_and_is_never_deleted() {
     std::fs::write(review.join(&thread), &original).expect("restore");
 
     // Moved, or renamed by a case-folding copy: the content says where it belongs.
-    let moved = format!("{REPO_DIR}/review-thread/PRRT_kwDOzzzz~18f.json");
+    let moved = format!("{REPO_DIR}/review-thread/PRRT_kwDOzzzz~38f.json");
     std::fs::rename(review.join(&thread), review.join(&moved)).expect("move");
     assert!(repo
         .refused(&["--json", "review", "build"], 1)
         .contains("belongs at"));
-    let folded = format!("{REPO_DIR}/review-thread/prrt_kwdo_test_node_0001~18f.json");
+    let folded = format!("{REPO_DIR}/review-thread/prrt_kwdoledger42x~38f.json");
     std::fs::rename(review.join(&moved), review.join(&folded)).expect("fold");
     assert!(repo
         .refused(&["--json", "review", "build"], 1)
@@ -454,7 +501,7 @@ async fn planted_and_escaping_review_stores_are_refused() {
     repo.ok(&["--json", "review", "build"]);
     assert_eq!(
         ok(&c.call("review.search", args(json!({}))).await)["count"],
-        9
+        RECORDS
     );
 
     let store = repo
@@ -509,7 +556,7 @@ async fn a_lone_surrogate_in_a_filter_is_refused_before_any_tool_runs() {
         ("review.search", "author"),
     ] {
         let raw = format!(
-            r#"{{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{{"name":"{tool}","arguments":{{"projectId":"demo","{key}":"a\ud800b"}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{{"name":"{tool}","arguments":{{"projectId":"{PROJECT}","{key}":"a\ud800b"}}}}}}"#
         );
         let mut req = c
             .http
@@ -533,7 +580,7 @@ async fn a_lone_surrogate_in_a_filter_is_refused_before_any_tool_runs() {
     }
     assert_eq!(
         ok(&c.call("review.search", args(json!({}))).await)["count"],
-        9
+        RECORDS
     );
     daemon.shutdown().await;
 }
@@ -542,11 +589,8 @@ async fn a_lone_surrogate_in_a_filter_is_refused_before_any_tool_runs() {
 /// review and findings builds refuse, and nothing appears where the link points.
 #[test]
 fn stores_are_never_built_through_a_state_directory_that_leaves_the_project() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    copy_dir(
-        &fixtures("evidence-from-ingest"),
-        &repo.dir.path().join(".theurian/review").join(REPO_DIR),
-    );
+    // The fixture's evidence is in the copy: a review build has something to write.
+    let repo = crate::fixture::repo();
     let outside = tempfile::tempdir().expect("tempdir");
     let state = repo.dir.path().join(".theurian/state");
     let _ = std::fs::remove_dir_all(&state);
