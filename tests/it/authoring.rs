@@ -199,3 +199,57 @@ fn help_says_where_to_start() {
         assert!(line.len() <= 110, "a long summary in --help: {line}");
     }
 }
+
+#[test]
+fn a_revision_is_ordered_after_the_migration_that_last_changed_the_item() {
+    // decision.timeouts-budget's current revision comes from a migration that itself depends
+    // on two others; a new revision must apply after it, not in the first round.
+    let repo = crate::fixture::repo();
+    let root = repo.dir.path();
+    std::fs::write(
+        root.join("v3.md"),
+        "# Deadlines\n\nThe budget is now 1.5 seconds.\n",
+    )
+    .expect("body");
+    let out = ok(
+        root,
+        repo.data.path(),
+        &[
+            "--json",
+            "new",
+            "decision",
+            "decision.timeouts-budget",
+            "--title",
+            "A 1.5-second budget",
+            "--body-file",
+            "v3.md",
+            "--owner",
+            "sre-team",
+            "--author",
+            "sre@example.com",
+            "--expected-revision",
+            "01KQVKHYW0XTK48SZV5G59AH5E",
+        ],
+    );
+    let migration =
+        std::fs::read_to_string(root.join(out["migrationFile"].as_str().expect("file")))
+            .expect("migration");
+    assert!(
+        migration.contains("dependsOn:\n- '01KQVKHYW0S6P3YQ11XKZDZ0WC'"),
+        "{migration}"
+    );
+    std::fs::remove_file(root.join("v3.md")).expect("rm");
+    repo.ok(&[
+        "--json",
+        "project",
+        "register",
+        "--project-id",
+        crate::fixture::PROJECT,
+    ]);
+    let applied = repo.ok(&["--json", "migrate", "apply", "--allow-uncommitted"]);
+    assert_eq!(
+        applied["applied"].as_array().map(Vec::len),
+        Some(11),
+        "{applied}"
+    );
+}

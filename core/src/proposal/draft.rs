@@ -189,6 +189,31 @@ impl DraftOnly {
         &self.root
     }
 
+    /// The landed migration that last changes `item` (creates, revises, retires, restores or
+    /// relabels it), in application order. A change to an existing item depends on it: without
+    /// that, ordering by `dependsOn` could run the change first, against an older revision.
+    fn last_to_change(&self, item: &str) -> Option<&str> {
+        self.set
+            .ordered
+            .iter()
+            .rev()
+            .find(|m| {
+                m.doc.operations.iter().any(|op| {
+                    let touched = match op {
+                        Operation::CreateItem(o) => &o.item_id,
+                        Operation::UpsertRevision(o) => &o.item_id,
+                        Operation::DeprecateItem(o) => &o.item_id,
+                        Operation::RestoreItem(o) => &o.item_id,
+                        Operation::ChangeSensitivity(o) => &o.item_id,
+                        Operation::ChangeOwner(o) => &o.item_id,
+                        _ => return false,
+                    };
+                    touched.as_str() == item
+                })
+            })
+            .map(|m| m.id.as_str())
+    }
+
     /// The item as the landed set leaves it, as far as the caller may see it.
     fn current(&self, item: &str) -> Result<Option<ItemView>, DraftError> {
         let view = replay_item(&self.set, item).map_err(|e| {
@@ -394,7 +419,14 @@ impl DraftOnly {
                 .format("%Y-%m-%dT%H:%M:%S+00:00")
                 .to_string(),
             author: typed(req.author.clone(), "author")?,
-            depends_on: Vec::new(),
+            depends_on: match current {
+                Some(_) => self
+                    .last_to_change(item_id.as_str())
+                    .map(|id| typed(id.to_owned(), "dependsOn"))
+                    .into_iter()
+                    .collect::<Result<Vec<_>, _>>()?,
+                None => Vec::new(),
+            },
             description: Some(typed(req.description.clone(), "description")?),
             operations: vec![
                 Operation::CreateItem(OpCreateItem {
