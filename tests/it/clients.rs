@@ -8,7 +8,6 @@
 //! (`THEURIAN_PY_SDK`, `THEURIAN_INSPECTOR`, `THEURIAN_CLAUDE` name them).
 
 use crate::fixture::PROJECT;
-use crate::migrate_apply::git_command;
 use crate::support::{root, Daemon};
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -18,7 +17,6 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use theurian_core::datadir::DataDir;
 use theurian_server::ToolNames;
 
 /// The program an environment variable names; the `clients` group runs only where `.ci/run`
@@ -75,15 +73,7 @@ pub fn prepared() -> (tempfile::TempDir, PathBuf, Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let project = crate::fixture::demo(&data, dir.path());
-    let out = git_command(&project)
-        .args(["rev-parse", "33a28a3"])
-        .output()
-        .expect("rev-parse");
-    assert!(out.status.success(), "the demo history has 33a28a3");
-    let fix = String::from_utf8(out.stdout)
-        .expect("utf8")
-        .trim()
-        .to_owned();
+    let fix = crate::fixture::fix_commit(&project);
     let evidence = json!({"agentId": "sdk", "taskId": "t", "model": "m", "reasoning": "r"});
     let calls = json!({
         "project.list": {},
@@ -128,23 +118,13 @@ fn assert_every_tool_answered(report: &Value) {
 async fn the_official_python_sdk_calls_every_tool() {
     let python = installed("THEURIAN_PY_SDK");
     let (_dir, data, calls) = prepared();
-    let daemon = Daemon::start_with(
-        tempfile::tempdir().expect("tempdir"),
-        DataDir::at(&data),
-        ToolNames::Dotted,
-    )
-    .await;
+    let daemon = Daemon::over(&data, ToolNames::Dotted).await;
     let report = run_sdk(&python, &daemon, &calls).await;
     assert_every_tool_answered(&report);
     daemon.shutdown().await;
 
     // Underscore names, for clients that refuse dots: listed that way and callable that way.
-    let daemon = Daemon::start_with(
-        tempfile::tempdir().expect("tempdir"),
-        DataDir::at(&data),
-        ToolNames::Underscore,
-    )
-    .await;
+    let daemon = Daemon::over(&data, ToolNames::Underscore).await;
     let report = run_sdk(
         &python,
         &daemon,
@@ -236,12 +216,7 @@ async fn rmcps_own_client_calls_every_tool() {
         (ToolNames::Dotted, calls.clone()),
         (ToolNames::Underscore, underscore_calls()),
     ] {
-        let daemon = Daemon::start_with(
-            tempfile::tempdir().expect("tempdir"),
-            DataDir::at(&data),
-            names,
-        )
-        .await;
+        let daemon = Daemon::over(&data, names).await;
         let transport = StreamableHttpClientTransport::from_config(
             StreamableHttpClientTransportConfig::with_uri(daemon.url())
                 .auth_header(daemon.token.clone()),
@@ -402,12 +377,7 @@ fn inspector(args: &[&str]) -> (String, String) {
 #[ignore = "clients group: needs clients from the package registries; .ci/run installs and runs it"]
 async fn the_inspector_finds_every_tool_portable_over_http_and_stdio() {
     let (_dir, data, _) = prepared();
-    let daemon = Daemon::start_with(
-        tempfile::tempdir().expect("tempdir"),
-        DataDir::at(&data),
-        ToolNames::Dotted,
-    )
-    .await;
+    let daemon = Daemon::over(&data, ToolNames::Dotted).await;
     let (url, header) = (
         daemon.url(),
         format!("Authorization: Bearer {}", daemon.token),
@@ -460,12 +430,7 @@ async fn the_inspector_finds_every_tool_portable_over_http_and_stdio() {
 async fn claude_code_connects_to_the_daemon_and_to_theurian_stdio() {
     let claude = installed("THEURIAN_CLAUDE");
     let (_dir, data, _) = prepared();
-    let daemon = Daemon::start_with(
-        tempfile::tempdir().expect("tempdir"),
-        DataDir::at(&data),
-        ToolNames::Dotted,
-    )
-    .await;
+    let daemon = Daemon::over(&data, ToolNames::Dotted).await;
     let home = tempfile::tempdir().expect("home");
     let (url, token) = (daemon.url(), daemon.token.clone());
     let listed = tokio::task::spawn_blocking(move || {

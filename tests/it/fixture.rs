@@ -46,6 +46,21 @@ pub fn demo(data: &Path, dir: &Path) -> PathBuf {
     PathBuf::from(built["project"].as_str().expect("project"))
 }
 
+/// The full id of the demo history's commit that changed `src/api/idempotency.rs`, the file the
+/// fixture's passing review thread (PRRT_kwDOLedger42x) is anchored to: its fix commit. The
+/// short id is stable because the history is written with a fixed identity and dates.
+pub fn fix_commit(project: &Path) -> String {
+    let out = crate::migrate_apply::git_command(project)
+        .args(["rev-parse", "33a28a3"])
+        .output()
+        .expect("rev-parse");
+    assert!(out.status.success(), "the demo history has 33a28a3");
+    String::from_utf8(out.stdout)
+        .expect("utf8")
+        .trim()
+        .to_owned()
+}
+
 /// Columns holding the time of a build, a random id or the checkout path.
 const VOLATILE: &[&str] = &[
     "created_at",

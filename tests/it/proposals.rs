@@ -5,7 +5,7 @@
 
 use crate::fixture::PROJECT;
 use crate::knowledge::{ok, refused};
-use crate::migrate_apply::{git, git_command, Repo};
+use crate::migrate_apply::{git, Repo};
 use crate::support::Daemon;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -342,15 +342,7 @@ async fn no_registered_tool_writes_approved_state() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let root = crate::fixture::demo(&data, dir.path());
-    let out = git_command(&root)
-        .args(["rev-parse", "33a28a3"])
-        .output()
-        .expect("rev-parse");
-    assert!(out.status.success(), "the demo history has 33a28a3");
-    let fix = String::from_utf8(out.stdout)
-        .expect("utf8")
-        .trim()
-        .to_owned();
+    let fix = crate::fixture::fix_commit(&root);
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
         DataDir::at(&data),

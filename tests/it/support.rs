@@ -43,6 +43,17 @@ impl Daemon {
         Daemon::start_with(dir, data, names).await
     }
 
+    /// A daemon serving the data directory at `data` (where CLI runs registered projects and
+    /// recorded provenance).
+    pub async fn over(data: &Path, names: impl Into<Publication>) -> Daemon {
+        Daemon::start_with(
+            tempfile::tempdir().expect("tempdir"),
+            DataDir::at(data),
+            names,
+        )
+        .await
+    }
+
     /// A daemon over an existing data directory (where a CLI run recorded provenance).
     pub async fn start_with(
         dir: tempfile::TempDir,
