@@ -245,8 +245,7 @@ fn merges_are_walked_and_undecodable_messages_are_rejected_whole() {
 /// `findings build` through the real binary, then `review.findings` over a real socket.
 #[tokio::test]
 async fn built_findings_are_served_newest_first_with_exact_filters() {
-    let repo = crate::fixture::repo();
-    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
+    let repo = crate::fixture::registered();
     repo.ok(&["--json", "migrate", "apply"]);
     commit_fixtures(repo.dir.path());
     let daemon = Daemon::start_with(
@@ -442,8 +441,7 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
 /// resolves outside the project is refused with its own message.
 #[tokio::test]
 async fn planted_and_escaping_stores_are_refused() {
-    let repo = crate::fixture::repo();
-    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
+    let repo = crate::fixture::registered();
     repo.ok(&["--json", "migrate", "apply"]);
     commit_history(repo.dir.path());
     git(

@@ -26,6 +26,13 @@ pub fn repo() -> Repo {
     Repo::of(&source())
 }
 
+/// [`repo`], registered as [`PROJECT`] in its data directory.
+pub fn registered() -> Repo {
+    let repo = repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
+    repo
+}
+
 /// The fixture as `theurian demo` writes it: its whole history (findings in trailers), every
 /// store built, registered as `acme-ledger` in `data`. Returns the project directory.
 pub fn demo(data: &Path, dir: &Path) -> PathBuf {

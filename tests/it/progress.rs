@@ -25,14 +25,7 @@ fn on_a_terminal(repo: &crate::migrate_apply::Repo, args: &str) -> String {
 
 #[test]
 fn long_commands_draw_progress_only_for_a_person_watching() {
-    let repo = crate::fixture::repo();
-    repo.ok(&[
-        "--json",
-        "project",
-        "register",
-        "--project-id",
-        crate::fixture::PROJECT,
-    ]);
+    let repo = crate::fixture::registered();
     let shown = on_a_terminal(&repo, "migrate apply");
     assert!(
         shown.contains("applying migrations") && shown.contains("10/10"),

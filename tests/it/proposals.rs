@@ -18,8 +18,7 @@ use theurian_server::ToolNames;
 const EXISTING: &str = "architecture.double-entry-core";
 
 async fn serve() -> (Repo, Daemon) {
-    let repo = crate::fixture::repo();
-    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
+    let repo = crate::fixture::registered();
     repo.ok(&["--json", "migrate", "apply"]);
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),

@@ -41,8 +41,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// The fixture registered and applied (its evidence is part of the copy, not yet built), and a
 /// daemon on it.
 async fn project_with_evidence() -> (Repo, Daemon) {
-    let repo = crate::fixture::repo();
-    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
+    let repo = crate::fixture::registered();
     repo.ok(&["--json", "migrate", "apply"]);
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
@@ -305,8 +304,7 @@ fn fixture_pr(review: &Path, n: u64) -> Value {
 
 #[tokio::test]
 async fn the_page_budget_stops_at_a_record_boundary_and_serves_one_record_whole() {
-    let repo = crate::fixture::repo();
-    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
+    let repo = crate::fixture::registered();
     repo.ok(&["--json", "migrate", "apply"]);
     let review = repo.dir.path().join(".theurian/review");
     // Beside the fixture's 13 records: three pull requests whose author names alone are
