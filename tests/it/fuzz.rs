@@ -1,16 +1,19 @@
-//! The fuzz harness in CI: a short run of every target over the fixtures (no panics), and the
-//! probe target proving the harness notices a panic at all. The long runs are in the issue
-//! notes, each with its command.
+//! The fuzz harness in CI: a short run of every target over the fixture's files (no panics),
+//! and the probe target proving the harness notices a panic at all. The long runs are in the
+//! issue notes, each with its command.
 
-use crate::support::shared;
+use crate::support::root;
 use std::process::Command;
 
+/// Seed directories from the repository's own fixture: its migrations (the migration target),
+/// its review evidence files (the evidence target, and JSON for the arguments target), and the
+/// commit messages of its history, `Review-Finding:` trailers included (the trailer target).
 fn fuzz(args: &[&str]) -> std::process::Output {
-    let s = shared();
+    let project = crate::fixture::source().join(".theurian");
     let corpus = [
-        s.join("reference/review-fixtures"),
-        s.join("corpus/theurian-dogfood/.theurian/migrations"),
-        s.join("reference/worked-example"),
+        project.join("migrations"),
+        project.join("review"),
+        root().join("cli/demo/history"),
     ];
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_theurian"));
     cmd.args(["--json", "bench", "fuzz"]).args(args);
@@ -30,11 +33,18 @@ fn a_short_fuzz_run_finds_no_panic_and_the_probe_proves_it_would() {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["panics"], 0);
-    for target in ["arguments", "migration", "evidence", "trailer"] {
+    // Built-in seeds plus the fixture's files: 6 argument objects + 13 evidence files, 10
+    // migrations, 13 evidence files, 2 messages + 8 history commits.
+    for (target, seeds) in [
+        ("arguments", 6 + 13),
+        ("migration", 10),
+        ("evidence", 13),
+        ("trailer", 2 + 8),
+    ] {
         assert_eq!(report["targets"][target]["executions"], 3000, "{report}");
-        assert!(
-            report["targets"][target]["seeds"].as_u64().unwrap_or(0) > 1,
-            "{report}"
+        assert_eq!(
+            report["targets"][target]["seeds"], seeds,
+            "{target}: {report}"
         );
     }
     let probe = fuzz(&["--target", "probe", "--executions", "500"]);

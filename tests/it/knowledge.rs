@@ -1,20 +1,41 @@
 //! knowledge.status, knowledge.get and knowledge.search (unranked path) over a real socket,
 //! against projects applied by the real CLI into real SQLite files.
 
-use crate::migrate_apply::Repo;
-use crate::support::{item_ids, shared, Daemon};
+use crate::fixture::{PROJECT, STATE_HASH, WITHHELD};
+use crate::migrate_apply::{git, Repo};
+use crate::support::{item_ids, Daemon};
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
 use theurian_protocol::seat::Seat;
 use theurian_protocol::tools::ToolId;
 use theurian_server::ToolNames;
 
-const DOGFOOD_HASH: &str = "1e2df46a01c3f7604ae2a5b1d49ee2fc7eb8d96ea9e59ed4ac1125ba92746ede";
+/// The fixture's revision of the withheld postmortem.
+const WITHHELD_REVISION: &str = "01KM625JQ0NGM9Y00EHWCBVN7R";
+/// The approved item whose `evidenced_by` relation points at the withheld postmortem.
+const VAULT: &str = "security.secrets-from-vault";
 
-/// A project applied and registered as `id`, and a daemon over the same data directory.
-async fn serve(source: &str, id: &str) -> (Repo, Daemon) {
-    let repo = Repo::of(&shared().join(source));
-    repo.ok(&["--json", "project", "register", "--project-id", id]);
+/// A copy of the fixture applied and registered as `acme-ledger`, and a daemon over the same
+/// data directory.
+async fn serve() -> (Repo, Daemon) {
+    serve_with(&[]).await
+}
+
+/// [`serve`], with extra migration files (name, text) committed into the copy first.
+async fn serve_with(extra: &[(&str, &str)]) -> (Repo, Daemon) {
+    let repo = crate::fixture::repo();
+    if !extra.is_empty() {
+        for (name, text) in extra {
+            std::fs::write(
+                repo.dir.path().join(".theurian/migrations").join(name),
+                text,
+            )
+            .expect("migration");
+        }
+        git(repo.dir.path(), &["add", "-A"]);
+        git(repo.dir.path(), &["commit", "-q", "-m", "more knowledge"]);
+    }
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     repo.ok(&["--json", "migrate", "apply"]);
     let data = DataDir::at(repo.data.path());
     let daemon = Daemon::start_with(
@@ -47,29 +68,31 @@ pub fn refused(result: &Value, code: &str) -> String {
 
 #[tokio::test]
 async fn status_get_and_search_answer_from_the_applied_state() {
-    let (_repo, daemon) = serve("corpus/theurian-dogfood", "dogfood").await;
+    let (_repo, daemon) = serve().await;
     let mut c = daemon.client();
     c.initialize().await;
 
+    // 25 items: the deprecated one is never served and the confidential one is withheld by the
+    // default ceiling; the proposal counts (status reports every status it may serve).
     let status = ok(
-        &c.call("knowledge.status", json!({"projectId": "dogfood"}))
+        &c.call("knowledge.status", json!({"projectId": PROJECT}))
             .await,
         ToolId::KnowledgeStatus,
     );
     assert_eq!(
         status,
-        json!({"projectId": "dogfood", "stateHash": DOGFOOD_HASH, "itemCount": 26, "itemsByStatus": {"approved": 26}, "appliedMigrations": 26, "schemaVersion": 4})
+        json!({"projectId": PROJECT, "stateHash": STATE_HASH, "itemCount": 23, "itemsByStatus": {"approved": 22, "proposed": 1}, "appliedMigrations": 10, "schemaVersion": 4})
     );
 
     let search = ok(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "dogfood", "query": "  State Hash "}),
+            json!({"projectId": PROJECT, "query": "  Minor Units "}),
         )
         .await,
         ToolId::KnowledgeSearch,
     );
-    assert_eq!(search["query"], "  State Hash ");
+    assert_eq!(search["query"], "  Minor Units ");
     let r = &search["retrieval"];
     assert_eq!(
         (
@@ -79,13 +102,19 @@ async fn status_get_and_search_answer_from_the_applied_state() {
         ),
         (json!("substring"), json!(false), json!("no-index"))
     );
-    assert_eq!(r["snapshotId"], DOGFOOD_HASH);
+    assert_eq!(r["snapshotId"], STATE_HASH);
     assert_eq!(r["stale"], Value::Null);
     let ids = item_ids(&search);
-    assert!(!ids.is_empty());
-    let mut sorted = ids.clone();
-    sorted.sort();
-    assert_eq!(ids, sorted, "the unranked scan answers in item-id order");
+    // Trimmed and case-folded: the three bodies that say "minor units", in item-id order.
+    assert_eq!(
+        ids,
+        [
+            "architecture.double-entry-core",
+            "domain.amounts-in-minor-units",
+            "known-exception.legacy-float-report"
+        ],
+        "the unranked scan answers in item-id order"
+    );
     let first = &search["results"][0];
     assert!(first.get("fusedScore").is_none() && first.get("foundBy").is_none());
     assert_eq!(first["contentClassification"], "untrusted-knowledge");
@@ -99,7 +128,7 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     let get = ok(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "dogfood", "itemId": ids[0]}),
+            json!({"projectId": PROJECT, "itemId": ids[0]}),
         )
         .await,
         ToolId::KnowledgeGet,
@@ -107,13 +136,17 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     assert_eq!(get["itemId"], ids[0]);
     assert!(get["body"].as_str().is_some_and(|b| b.len() > 100));
     assert!(get["relations"].is_array());
-    assert_eq!(get["sourceAnchors"][0]["provider"], "git");
+    // The anchor as the migration wrote it: no commit, a line range.
+    assert_eq!(
+        get["sourceAnchors"],
+        json!([{"provider": "git", "sourceUri": "https://github.com/acme/ledger/blob/main/docs/adr/0001-double-entry.md", "repository": "acme/ledger", "commitSha": null, "filePath": "docs/adr/0001-double-entry.md", "lineStart": 1, "lineEnd": 120}])
+    );
 
     // Clamps, not refusals: limit 0 gives one hit; a 1-token budget still returns the first hit.
     let one = ok(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "dogfood", "query": "the", "limit": 0, "maxTokens": 1}),
+            json!({"projectId": PROJECT, "query": "the", "limit": 0, "maxTokens": 1}),
         )
         .await,
         ToolId::KnowledgeSearch,
@@ -122,7 +155,7 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     let tight = ok(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "dogfood", "query": "the", "limit": 50, "maxTokens": 1}),
+            json!({"projectId": PROJECT, "query": "the", "limit": 50, "maxTokens": 1}),
         )
         .await,
         ToolId::KnowledgeSearch,
@@ -136,7 +169,7 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     let early = ok(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "dogfood", "query": "the", "asOf": "2001-01-01T00:00:00+09:00"}),
+            json!({"projectId": PROJECT, "query": "the", "asOf": "2001-01-01T00:00:00+09:00"}),
         )
         .await,
         ToolId::KnowledgeSearch,
@@ -145,7 +178,7 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     let text = refused(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "dogfood", "query": "x", "asOf": "yesterday-ish"}),
+            json!({"projectId": PROJECT, "query": "x", "asOf": "yesterday-ish"}),
         )
         .await,
         "INVALID_INPUT",
@@ -157,7 +190,7 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     assert!(refused(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "dogfood", "query": "x", "asOf": "2026-08-01T00:00:00"})
+            json!({"projectId": PROJECT, "query": "x", "asOf": "2026-08-01T00:00:00"})
         )
         .await,
         "INVALID_INPUT"
@@ -166,7 +199,7 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     assert!(refused(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "dogfood", "query": "   "})
+            json!({"projectId": PROJECT, "query": "   "})
         )
         .await,
         "INVALID_INPUT"
@@ -176,7 +209,7 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     let text = refused(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "dogfood", "query": long}),
+            json!({"projectId": PROJECT, "query": long}),
         )
         .await,
         "INVALID_INPUT",
@@ -185,16 +218,24 @@ async fn status_get_and_search_answer_from_the_applied_state() {
     daemon.shutdown().await;
 }
 
+/// A migration added to the fixture's copy: the Vault rule `implements` the withheld
+/// postmortem, so an invertible relation reaches the confidential item (the fixture's own
+/// `evidenced_by` is returned as stored, never turned around).
+const IMPLEMENTS: (&str, &str) = (
+    "01KZ0000000000000000000001-vault-implements-postmortem.yaml",
+    "apiVersion: theurian.dev/v1\nid: 01KZ0000000000000000000001\ncreatedAt: \"2026-07-20T10:00:00+02:00\"\nauthor: t\ndependsOn: [01KM625JQ0FEWSXBPVQSA81XT2]\noperations:\n  - op: addRelation\n    sourceItemId: security.secrets-from-vault\n    relationType: implements\n    targetItemId: incident.signing-key-exposure-2026-03\n    note: Carries out the postmortem's action items.\n",
+);
+
 #[tokio::test]
 async fn withheld_and_absent_items_look_alike_and_the_ceiling_applies_everywhere() {
-    let (repo, daemon) = serve("reference/worked-example", "worked").await;
+    let (repo, daemon) = serve_with(&[IMPLEMENTS]).await;
     let mut c = daemon.client();
     c.initialize().await;
-    // architecture.timeouts is confidential; the default ceiling is internal.
+    // The postmortem is confidential; the default ceiling is internal.
     let absent = refused(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "worked", "itemId": "architecture.nothing-here"}),
+            json!({"projectId": PROJECT, "itemId": "architecture.nothing-here"}),
         )
         .await,
         "INVALID_INPUT",
@@ -202,55 +243,54 @@ async fn withheld_and_absent_items_look_alike_and_the_ceiling_applies_everywhere
     let withheld = refused(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "worked", "itemId": "architecture.timeouts"}),
+            json!({"projectId": PROJECT, "itemId": WITHHELD}),
         )
         .await,
         "INVALID_INPUT",
     );
     assert_eq!(
         absent.replace("architecture.nothing-here", "X"),
-        withheld.replace("architecture.timeouts", "X")
+        withheld.replace(WITHHELD, "X")
     );
     let status = ok(
-        &c.call("knowledge.status", json!({"projectId": "worked"}))
+        &c.call("knowledge.status", json!({"projectId": PROJECT}))
             .await,
         ToolId::KnowledgeStatus,
     );
-    assert_eq!(status["itemCount"], 1);
-    assert_eq!(status["itemsByStatus"], json!({"approved": 1}));
+    assert_eq!(status["itemCount"], 23);
+    assert_eq!(
+        status["itemsByStatus"],
+        json!({"approved": 22, "proposed": 1})
+    );
+    // Words only the postmortem and the Vault rule hold: the rule answers, the postmortem not.
     let search = ok(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "worked", "query": "timeout"}),
+            json!({"projectId": PROJECT, "query": "signing key"}),
         )
         .await,
         ToolId::KnowledgeSearch,
     );
-    assert!(!search["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .any(|h| h["itemId"] == "architecture.timeouts"));
+    assert_eq!(item_ids(&search), [VAULT]);
+    assert!(!search.to_string().contains(WITHHELD));
     let get = ok(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "worked", "itemId": "architecture.retry-policy"}),
+            json!({"projectId": PROJECT, "itemId": VAULT}),
         )
         .await,
         ToolId::KnowledgeGet,
     );
+    // pii-in-logs' related_to edge is returned as stored; both edges to the postmortem are not.
     assert_eq!(
         get["relations"],
-        json!([]),
-        "the only relation's other end is withheld"
+        json!([{"relationType": "related_to", "targetItemId": VAULT, "note": null}]),
+        "the relations whose other end is withheld are left out"
     );
+    assert!(!get.to_string().contains(WITHHELD));
     assert_eq!(
         get["freshness"]["revisionCreatedAt"],
-        "2026-07-15T10:00:00+09:00"
-    );
-    assert_eq!(
-        get["sourceAnchors"][0],
-        json!({"provider": "git", "sourceUri": "https://example.com/repo.git", "repository": null, "commitSha": "0123abc", "filePath": "docs/retry.md", "lineStart": 1, "lineEnd": 20})
+        "2026-03-02T09:30:00+01:00"
     );
     daemon.shutdown().await;
 
@@ -272,43 +312,72 @@ async fn withheld_and_absent_items_look_alike_and_the_ceiling_applies_everywhere
     let mut c = daemon.client();
     c.initialize().await;
     let status = ok(
-        &c.call("knowledge.status", json!({"projectId": "worked"}))
+        &c.call("knowledge.status", json!({"projectId": PROJECT}))
             .await,
         ToolId::KnowledgeStatus,
     );
-    assert_eq!(status["itemCount"], 2);
+    assert_eq!(status["itemCount"], 24);
+    assert_eq!(
+        status["itemsByStatus"],
+        json!({"approved": 23, "proposed": 1})
+    );
+    let search = ok(
+        &c.call(
+            "knowledge.search",
+            json!({"projectId": PROJECT, "query": "signing key"}),
+        )
+        .await,
+        ToolId::KnowledgeSearch,
+    );
+    assert_eq!(item_ids(&search), [WITHHELD, VAULT]);
     let get = ok(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "worked", "itemId": "architecture.retry-policy"}),
+            json!({"projectId": PROJECT, "itemId": VAULT}),
         )
         .await,
         ToolId::KnowledgeGet,
     );
     assert_eq!(
         get["relations"],
-        json!([{"relationType": "supersedes", "targetItemId": "architecture.timeouts", "note": "Replaced by retry policy."}])
+        json!([
+            {"relationType": "related_to", "targetItemId": VAULT, "note": null},
+            {"relationType": "evidenced_by", "targetItemId": WITHHELD, "note": "The postmortem that added secret scanning to CI."},
+            {"relationType": "implements", "targetItemId": WITHHELD, "note": "Carries out the postmortem's action items."}
+        ])
     );
-    let timeouts = ok(
+    let postmortem = ok(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "worked", "itemId": "architecture.timeouts"}),
+            json!({"projectId": PROJECT, "itemId": WITHHELD}),
         )
         .await,
         ToolId::KnowledgeGet,
     );
+    // Seen from the postmortem: `evidenced_by` as stored, `implements` turned around.
     assert_eq!(
-        timeouts["relations"],
-        json!([{"relationType": "superseded_by", "targetItemId": "architecture.retry-policy", "note": "Replaced by retry policy."}])
+        postmortem["relations"],
+        json!([
+            {"relationType": "evidenced_by", "targetItemId": WITHHELD, "note": "The postmortem that added secret scanning to CI."},
+            {"relationType": "implemented_by", "targetItemId": VAULT, "note": "Carries out the postmortem's action items."}
+        ])
     );
-    assert_eq!(timeouts["sensitivity"], "confidential");
-    assert_eq!(timeouts["trustLevel"], "unverified");
+    assert_eq!(postmortem["sensitivity"], "confidential");
+    assert_eq!(postmortem["trustLevel"], "reviewed");
+    assert_eq!(
+        postmortem["freshness"]["revisionCreatedAt"],
+        "2026-03-20T17:45:00+01:00"
+    );
+    assert_eq!(
+        postmortem["sourceAnchors"],
+        json!([{"provider": "git", "sourceUri": "https://github.com/acme/ledger/blob/main/docs/postmortems/2026-03-signing-key.md", "repository": "acme/ledger", "commitSha": null, "filePath": "docs/postmortems/2026-03-signing-key.md", "lineStart": null, "lineEnd": null}])
+    );
     daemon.shutdown().await;
 }
 
 #[tokio::test]
 async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
-    let (repo, daemon) = serve("reference/worked-example", "worked").await;
+    let (repo, daemon) = serve().await;
     let mut c = daemon.client();
     c.initialize().await;
     let text = refused(
@@ -317,7 +386,7 @@ async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
         "PROJECT_NOT_REGISTERED",
     );
     assert!(
-        text.contains("worked") && text.contains("theurian project register"),
+        text.contains(PROJECT) && text.contains("theurian project register"),
         "{text}"
     );
 
@@ -325,10 +394,11 @@ async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
         .as_str()
         .expect("hash")
         .to_owned();
+    assert_eq!(first, STATE_HASH);
     let pinned = ok(
         &c.call(
             "knowledge.status",
-            json!({"projectId": "worked", "snapshotId": first}),
+            json!({"projectId": PROJECT, "snapshotId": first}),
         )
         .await,
         ToolId::KnowledgeStatus,
@@ -338,7 +408,7 @@ async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
     refused(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "worked", "query": "retry", "snapshotId": missing}),
+            json!({"projectId": PROJECT, "query": "retry", "snapshotId": missing}),
         )
         .await,
         "SNAPSHOT_NOT_FOUND",
@@ -361,19 +431,19 @@ async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
             .expect("delete");
     }
     let status = ok(
-        &c.call("knowledge.status", json!({"projectId": "worked"}))
+        &c.call("knowledge.status", json!({"projectId": PROJECT}))
             .await,
         ToolId::KnowledgeStatus,
     );
     assert_eq!(status["integrity"]["damageDetected"], true);
     assert_eq!(
-        status["appliedMigrations"], 2,
+        status["appliedMigrations"], 10,
         "the pointer's count, not the shrunken rows"
     );
     let search = ok(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "worked", "query": "retry"}),
+            json!({"projectId": PROJECT, "query": "retry"}),
         )
         .await,
         ToolId::KnowledgeSearch,
@@ -384,26 +454,26 @@ async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
     let text = refused(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "worked", "itemId": "architecture.nothing-here"}),
+            json!({"projectId": PROJECT, "itemId": "architecture.nothing-here"}),
         )
         .await,
         "STATE_UNAVAILABLE",
     );
     assert!(text.contains("could not be fully read"), "{text}");
 
-    // No state at all: a registered project that was never applied.
-    let fresh = crate::migrate_apply::Repo::of(&shared().join("corpus/sample-project"));
+    // No state at all: a second copy of the fixture, registered but never applied.
+    let fresh = crate::fixture::repo();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
         .current_dir(fresh.dir.path())
         .env("THEURIAN_DATA_DIR", repo.data.path())
-        .args(["--json", "project", "register", "--project-id", "sample"])
+        .args(["--json", "project", "register", "--project-id", "unapplied"])
         .output()
         .expect("register");
     assert!(out.status.success());
     let text = refused(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "sample", "itemId": "domain.order-cancellation"}),
+            json!({"projectId": "unapplied", "itemId": "domain.reversals-not-deletes"}),
         )
         .await,
         "STATE_UNAVAILABLE",
@@ -415,15 +485,15 @@ async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
 #[tokio::test]
 async fn corrupted_derived_state_is_reported_or_refused_never_served_as_healthy() {
     let mutations: &[(&str, &str)] = &[
-        ("a lost item row", "DELETE FROM knowledge_items WHERE item_id = 'architecture.retry-policy'"),
-        ("a surplus item row", "INSERT INTO knowledge_items (item_id, project_id, namespace, kind, status, owner, trust_level, sensitivity, valid_from) VALUES ('architecture.planted', 'worked', 'n', 'architecture', 'approved', 'o', 'reviewed', 'public', '2026-01-01T00:00:00+00:00')"),
-        ("a sentinel in project_id", "UPDATE knowledge_items SET project_id = 'elsewhere' WHERE item_id = 'architecture.retry-policy'"),
-        ("a sentinel in status", "UPDATE knowledge_items SET status = 'bogus' WHERE item_id = 'architecture.retry-policy'"),
+        ("a lost item row", "DELETE FROM knowledge_items WHERE item_id = 'decision.retry-with-backoff'"),
+        ("a surplus item row", "INSERT INTO knowledge_items (item_id, project_id, namespace, kind, status, owner, trust_level, sensitivity, valid_from) VALUES ('architecture.planted', 'acme-ledger', 'n', 'architecture', 'approved', 'o', 'reviewed', 'public', '2026-01-01T00:00:00+00:00')"),
+        ("a sentinel in project_id", "UPDATE knowledge_items SET project_id = 'elsewhere' WHERE item_id = 'decision.retry-with-backoff'"),
+        ("a sentinel in status", "UPDATE knowledge_items SET status = 'bogus' WHERE item_id = 'decision.retry-with-backoff'"),
         ("a missing integrity row", "DELETE FROM project_integrity"),
         ("a lost history row", "DELETE FROM migration_history WHERE sequence = 1"),
     ];
     for (name, sql) in mutations {
-        let (repo, daemon) = serve("reference/worked-example", "worked").await;
+        let (repo, daemon) = serve().await;
         let path = repo
             .dir
             .path()
@@ -438,15 +508,17 @@ async fn corrupted_derived_state_is_reported_or_refused_never_served_as_healthy(
                 .execute(&mut db)
                 .await
                 .expect("pragma");
-            sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
+            let changed = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
                 .execute(&mut db)
                 .await
-                .expect("mutate");
+                .expect("mutate")
+                .rows_affected();
+            assert!(changed > 0, "{name}: the mutation changed nothing");
         }
         let mut c = daemon.client();
         c.initialize().await;
         let status = ok(
-            &c.call("knowledge.status", json!({"projectId": "worked"}))
+            &c.call("knowledge.status", json!({"projectId": PROJECT}))
                 .await,
             ToolId::KnowledgeStatus,
         );
@@ -457,7 +529,7 @@ async fn corrupted_derived_state_is_reported_or_refused_never_served_as_healthy(
         let search = c
             .call(
                 "knowledge.search",
-                json!({"projectId": "worked", "query": "retry"}),
+                json!({"projectId": PROJECT, "query": "retry"}),
             )
             .await;
         if search["isError"] == false {
@@ -472,7 +544,7 @@ async fn corrupted_derived_state_is_reported_or_refused_never_served_as_healthy(
 
 #[tokio::test]
 async fn a_pointer_to_another_items_revision_is_refused_not_served() {
-    let (repo, daemon) = serve("reference/worked-example", "worked").await;
+    let (repo, daemon) = serve().await;
     let path = repo
         .dir
         .path()
@@ -487,29 +559,33 @@ async fn a_pointer_to_another_items_revision_is_refused_not_served() {
             .execute(&mut db)
             .await
             .expect("pragma");
-        sqlx::query("UPDATE knowledge_items SET current_revision_id = '01K1AAAAAA0000000000000003', sensitivity = 'public' WHERE item_id = 'architecture.retry-policy'")
+        // The Vault rule, made public, pointed at the withheld postmortem's revision.
+        let changed = sqlx::query(sqlx::AssertSqlSafe(format!("UPDATE knowledge_items SET current_revision_id = '{WITHHELD_REVISION}', sensitivity = 'public' WHERE item_id = '{VAULT}'")))
             .execute(&mut db)
             .await
-            .expect("mutate");
+            .expect("mutate")
+            .rows_affected();
+        assert_eq!(changed, 1);
     }
     let mut c = daemon.client();
     c.initialize().await;
     let text = refused(
         &c.call(
             "knowledge.get",
-            json!({"projectId": "worked", "itemId": "architecture.retry-policy"}),
+            json!({"projectId": PROJECT, "itemId": VAULT}),
         )
         .await,
         "STATE_UNAVAILABLE",
     );
     assert!(text.contains("contradicts itself"), "{text}");
-    refused(
+    let text = refused(
         &c.call(
             "knowledge.search",
-            json!({"projectId": "worked", "query": "retry"}),
+            json!({"projectId": PROJECT, "query": "signing key"}),
         )
         .await,
         "STATE_UNAVAILABLE",
     );
+    assert!(!text.contains("merchant"), "{text}");
     daemon.shutdown().await;
 }

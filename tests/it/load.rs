@@ -2,9 +2,10 @@
 //! designed answers; a `migrate apply` or `index build` killed with SIGKILL leaves the previous
 //! state serving and the next run recovers.
 
+use crate::fixture::{PROJECT, STATE_HASH};
 use crate::knowledge::ok;
 use crate::migrate_apply::Repo;
-use crate::support::{shared, Daemon};
+use crate::support::Daemon;
 use serde_json::{json, Value};
 use std::time::Duration;
 use theurian_core::datadir::DataDir;
@@ -22,8 +23,8 @@ fn rss_kib() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_clients_get_only_designed_answers() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let repo = crate::fixture::repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     repo.ok(&["--json", "migrate", "apply"]);
     repo.ok(&["--json", "index", "build"]);
     let daemon = Daemon::start_with(
@@ -34,14 +35,14 @@ async fn sixteen_clients_get_only_designed_answers() {
     .await;
     let before = rss_kib();
     let queries = [
-        "state hash",
-        "daemon",
-        "migration",
-        "schema",
-        "review",
+        "minor units",
+        "idempotency key",
+        "outbox",
+        "vault",
+        "reversal",
         "retry",
-        "token",
-        "tantivy",
+        "canary",
+        "postings",
     ];
     let mut tasks = Vec::new();
     for client in 0..16usize {
@@ -51,9 +52,9 @@ async fn sixteen_clients_get_only_designed_answers() {
             let (mut served, mut capacity) = (0usize, 0usize);
             for call in 0..40usize {
                 let (tool, args) = match (client + call) % 4 {
-                    0 | 1 => ("knowledge.search", json!({"projectId": "demo", "query": queries[(client + call) % queries.len()], "useDense": call % 3 == 0})),
-                    2 => ("knowledge.get", json!({"projectId": "demo", "itemId": "architecture.state-hash-covers-the-working-tree"})),
-                    _ => ("knowledge.status", json!({"projectId": "demo"})),
+                    0 | 1 => ("knowledge.search", json!({"projectId": PROJECT, "query": queries[(client + call) % queries.len()], "useDense": call % 3 == 0})),
+                    2 => ("knowledge.get", json!({"projectId": PROJECT, "itemId": "architecture.double-entry-core"})),
+                    _ => ("knowledge.status", json!({"projectId": PROJECT})),
                 };
                 let r: Value = c.call(tool, args).await;
                 if r["isError"] == true {
@@ -120,9 +121,10 @@ fn killed_after(repo: &Repo, args: &[&str], delay: Duration) {
 
 #[test]
 fn a_killed_apply_or_index_build_leaves_the_previous_state_serving() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let repo = crate::fixture::repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     let first = repo.ok(&["--json", "migrate", "apply"]);
+    assert_eq!(first["stateHash"], STATE_HASH);
     repo.ok(&["--json", "index", "build"]);
     let state = repo.dir.path().join(".theurian/state");
     let active = std::fs::read(state.join("active.json")).expect("active");
@@ -268,11 +270,12 @@ impl Drop for FullDisk {
 
 #[test]
 fn a_full_disk_mid_build_is_named_and_the_previous_state_serves() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    repo.ok(&["--json", "project", "register", "--project-id", "demo"]);
+    let repo = crate::fixture::repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     let state = repo.dir.path().join(".theurian/state");
     let disk = FullDisk::over(&state);
     let first = repo.ok(&["--json", "migrate", "apply"]);
+    assert_eq!(first["stateHash"], STATE_HASH);
     repo.ok(&["--json", "index", "build"]);
     let active = std::fs::read(state.join("active.json")).expect("active");
     let index = std::fs::read(state.join("active-index.json")).expect("index pointer");

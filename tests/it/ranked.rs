@@ -1,8 +1,9 @@
 //! The ranked path of knowledge.search over real tantivy builds made by the real CLI.
 
+use crate::fixture::PROJECT;
 use crate::migrate::sha256;
 use crate::migrate_apply::{git, Repo};
-use crate::support::{item_ids, shared, Daemon};
+use crate::support::{item_ids, Daemon};
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
 use theurian_protocol::seat::Seat;
@@ -77,11 +78,12 @@ pub(crate) fn built(repo: &Repo) -> (Value, std::path::PathBuf) {
     (built, dir)
 }
 
-/// A repository with one migration per (item, sensitivity, body), committed and applied.
+/// A repository with one migration per (item, sensitivity, body), committed and applied. The
+/// items are the test's own: no corpus lies beneath them, and no `config.yaml` (the defaults).
 fn project_with(items: &[(&str, &str, &str)]) -> Repo {
-    let repo = Repo::of(&shared().join("reference/worked-example"));
-    let dir = repo.dir.path().join(".theurian");
-    std::fs::remove_dir_all(dir.join("migrations")).expect("rm");
+    let source = tempfile::tempdir().expect("tempdir");
+    let dir = source.path().join(".theurian");
+    std::fs::create_dir_all(dir.join("knowledge")).expect("mkdir");
     std::fs::create_dir_all(dir.join("migrations")).expect("mkdir");
     for (i, (item, labels, body)) in items.iter().enumerate() {
         // `labels` is "sensitivity" or "sensitivity:status".
@@ -99,8 +101,7 @@ fn project_with(items: &[(&str, &str, &str)]) -> Repo {
         )
         .expect("migration");
     }
-    git(repo.dir.path(), &["add", "-A"]);
-    git(repo.dir.path(), &["commit", "-q", "-m", "items"]);
+    let repo = Repo::of(source.path());
     repo.ok(&["--json", "project", "register", "--project-id", "ranked"]);
     repo.ok(&["--json", "migrate", "apply"]);
     repo
@@ -580,23 +581,26 @@ async fn the_gate_drops_passages_whose_canonical_text_no_longer_matches() {
 
 #[tokio::test]
 async fn a_raptor_build_adds_the_summary_retriever_and_raptor_paths() {
-    let repo = Repo::of(&shared().join("corpus/theurian-dogfood"));
-    repo.ok(&["--json", "project", "register", "--project-id", "ranked"]);
+    let repo = crate::fixture::repo();
+    repo.ok(&["--json", "project", "register", "--project-id", PROJECT]);
     repo.ok(&["--json", "migrate", "apply"]);
     let built = repo.ok(&["--json", "index", "build", "--raptor"]);
-    // The reference's --raptor build of this corpus holds 27 nodes too.
-    assert_eq!(built["raptorNodes"], 27);
+    // The 22 items served by default each cut into at least three passages, so each has a
+    // Document node; three (sensitivity, namespace) scopes hold three documents of one kind
+    // (public api/api, public ledger/domain, internal security/security), so three Domain
+    // nodes; no scope has three domains, so no Catalog node: 22 + 3.
+    assert_eq!(
+        (built["items"].clone(), built["chunks"].clone()),
+        (json!(22), json!(101))
+    );
+    assert_eq!(built["raptorNodes"], 25);
     let daemon = daemon_for(&repo).await;
     let mut c = daemon.client();
     c.initialize().await;
-    let s = search_body(
-        &c.call(
-            "knowledge.search",
-            json!({"projectId": "ranked", "query": "state hash", "limit": 3}),
-        )
-        .await,
-    );
+    let query = json!({"projectId": PROJECT, "query": "secrets vault", "limit": 3});
+    let s = search_body(&c.call("knowledge.search", query.clone()).await);
     let top = &s["results"][0];
+    assert_eq!(top["itemId"], "security.secrets-from-vault");
     assert!(
         top["foundBy"]
             .as_array()
@@ -614,20 +618,33 @@ async fn a_raptor_build_adds_the_summary_retriever_and_raptor_paths() {
     assert!(top["raptorPath"][0]["title"]
         .as_str()
         .is_some_and(|t| !t.is_empty()));
+    // The security domain's summary also brings in its siblings, which no other retriever
+    // finds for these words.
+    let summary_only: Vec<&str> = s["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|h| h["foundBy"] == json!(["summary"]))
+        .filter_map(|h| h["itemId"].as_str())
+        .collect();
+    assert_eq!(
+        summary_only,
+        ["security.pii-in-logs", "security.service-auth-mtls"]
+    );
     // Without --raptor there is no summary retriever and no path.
     repo.ok(&["--json", "index", "build"]);
-    let plain = search_body(
-        &c.call(
-            "knowledge.search",
-            json!({"projectId": "ranked", "query": "state hash", "limit": 3}),
-        )
-        .await,
-    );
-    assert!(plain["results"][0].get("raptorPath").is_none());
-    assert!(!plain["results"][0]["foundBy"]
-        .as_array()
-        .expect("foundBy")
-        .contains(&json!("summary")));
+    let plain = search_body(&c.call("knowledge.search", query).await);
+    assert_eq!(plain["results"][0]["itemId"], "security.secrets-from-vault");
+    for hit in plain["results"].as_array().expect("results") {
+        assert!(hit.get("raptorPath").is_none(), "{hit}");
+        assert!(
+            !hit["foundBy"]
+                .as_array()
+                .expect("foundBy")
+                .contains(&json!("summary")),
+            "{hit}"
+        );
+    }
     daemon.shutdown().await;
 }
 
