@@ -166,13 +166,4 @@ mod tests {
         let (a, r) = parse_message("Review-Finding: adversarial CRITICAL — subject\n\n  Review-Finding: security HIGH — indented\nsee Review-Finding: security HIGH — mid\nReview-Finding: x — y");
         assert_eq!((a.len(), a[0].line, r.len(), r[0].line), (1, 0, 1, 4));
     }
-
-    #[test]
-    fn the_parser_stamp_is_the_digest_of_the_reference_material() {
-        let material = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/reference/review-fixtures/parser-stamp-material.txt");
-        let bytes =
-            std::fs::read(material).expect("the stamp material beside the checkout (../shared)");
-        assert_eq!(crate::migrate::load::sha256_hex(&bytes), PARSER_STAMP);
-    }
 }

@@ -97,3 +97,14 @@ fn the_reference_history_yields_the_reference_rows() {
         .collect();
     assert_eq!(have_rejected, want_rejected);
 }
+
+#[test]
+#[ignore = "reference group: reads ../shared, which only CI and the team's machines have; .ci/run runs it"]
+fn the_parser_stamp_is_the_digest_of_the_reference_material() {
+    let material = shared().join("reference/review-fixtures/parser-stamp-material.txt");
+    let bytes = std::fs::read(material).expect("the stamp material");
+    assert_eq!(
+        crate::migrate::sha256(&bytes),
+        theurian_core::findings::trailer::PARSER_STAMP
+    );
+}
