@@ -198,7 +198,14 @@ fn merge_all_of(node: &mut Value, path: &str) -> Result<(), BundleError> {
             })
         })
     };
-    if map.get("type").is_some_and(|t| t != "object") || !members.iter().all(plain) {
+    // `additionalProperties` (or `patternProperties`) beside the `allOf` judges only the
+    // holder's own properties; merged, it would start judging the members' too.
+    let judges_own_keys =
+        map.contains_key("additionalProperties") || map.contains_key("patternProperties");
+    if map.get("type").is_some_and(|t| t != "object")
+        || judges_own_keys
+        || !members.iter().all(plain)
+    {
         return Ok(());
     }
     let Some(Value::Array(members)) = map.remove("allOf") else {
@@ -327,5 +334,78 @@ fn single_types(node: &mut Map<String, Value>, drop_null: bool) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn brief_input(schema: Value) -> Value {
+        let mut out = inline(&schema, &schema, 0, "t").expect("inline");
+        merge_all_of(&mut out, "t").expect("merge");
+        rewrite(out, Side::Input, Detail::Brief)
+    }
+
+    #[test]
+    fn the_context_is_merged_and_closure_kept() {
+        let schema = json!({
+            "type": "object",
+            "allOf": [{"$ref": "#/$defs/ctx"}],
+            "required": ["q"],
+            "unevaluatedProperties": false,
+            "properties": {"q": {"type": "string", "maxLength": 5, "description": "Query.", "x-theurian-notes": "Long."}},
+            "$defs": {"ctx": {"type": "object", "required": ["p"], "properties": {"p": {"type": ["string", "null"], "title": "P"}}}}
+        });
+        assert_eq!(
+            brief_input(schema),
+            json!({
+                "type": "object",
+                "required": ["p", "q"],
+                "additionalProperties": false,
+                "properties": {"p": {"type": "string"}, "q": {"type": "string", "maxLength": 5, "description": "Query."}}
+            })
+        );
+    }
+
+    #[test]
+    fn an_allof_beside_additional_properties_is_left_as_it_is() {
+        let schema = json!({
+            "type": "object",
+            "allOf": [{"type": "object", "properties": {"p": {"type": "string"}}}],
+            "additionalProperties": false,
+            "properties": {"q": {"type": "string"}}
+        });
+        let out = brief_input(schema);
+        assert!(
+            out.get("allOf").is_some() && out["additionalProperties"] == false,
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn outputs_keep_null_as_a_branch_and_full_appends_notes() {
+        let schema = json!({"type": ["integer", "null"], "minimum": 1, "description": "N.", "x-theurian-notes": "More."});
+        assert_eq!(
+            rewrite(schema.clone(), Side::Output, Detail::Brief),
+            json!({"minimum": 1, "anyOf": [{"type": "integer"}, {"type": "null"}]})
+        );
+        assert_eq!(
+            rewrite(schema, Side::Output, Detail::Full)["description"],
+            "N.\n\nMore."
+        );
+    }
+
+    #[test]
+    fn a_reference_whose_siblings_contradict_it_is_refused() {
+        let schema = json!({
+            "properties": {"a": {"$ref": "#/$defs/s", "maxLength": 3}},
+            "$defs": {"s": {"type": "string", "maxLength": 9}}
+        });
+        assert!(matches!(
+            inline(&schema, &schema, 0, "t"),
+            Err(BundleError::Unpublishable(_))
+        ));
     }
 }
