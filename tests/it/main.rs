@@ -26,6 +26,7 @@ mod generated;
 mod key_sets;
 mod knowledge;
 mod load;
+mod long_running;
 mod migrate;
 mod migrate_apply;
 mod operations;

@@ -15,7 +15,17 @@ pub fn run(data: &DataDir, cmd: ProjectCommand) -> Result<Value, CoreError> {
                 None => super::cwd()?,
             };
             let repo = gitdir::discover(&start)?;
-            registry.register(data, &repo, project_id.as_deref())
+            let mut report = registry.register(data, &repo, project_id.as_deref())?;
+            let id = report["projectId"].as_str().unwrap_or_default().to_owned();
+            let stale = theurian_core::store::pipeline::runtime()?.block_on(
+                theurian_core::store::pipeline::active_state_built_for_another(&repo.root, &id),
+            );
+            if stale {
+                report["nextSteps"] = serde_json::json!([
+                    "The state in .theurian/state/ was built under the project's previous id, so the daemon serves nothing for this one until it is rebuilt: run `theurian migrate apply`, then `theurian index build`."
+                ]);
+            }
+            Ok(report)
         }
         ProjectCommand::Unregister { id } => registry.unregister(data, &id),
         ProjectCommand::List => Ok(registry.list()),

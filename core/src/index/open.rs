@@ -277,40 +277,94 @@ fn embedding_bytes(passages: usize) -> usize {
     passages * DIMENSION * 4
 }
 
-/// Opened builds by directory. A published build never changes (a new build is a new
-/// directory), so an entry is reused until a newer build of the same project is opened, which
-/// replaces it: requests still holding the old one finish with it, and its memory goes with them.
-#[derive(Debug, Default)]
+/// Opened builds, shared across requests. A daemon runs while builds come and go under it, so
+/// every lookup checks the build directory is still the one opened (its device and inode, and
+/// those of `build.json`): a build deleted by `index gc` or rebuilt under the same name is
+/// opened afresh, never served from the old files. At most [`MAX_OPEN_BUILDS`] are held, and a
+/// newer build of a project replaces its older ones.
+#[derive(Default)]
 pub struct IndexCache {
-    builds:
-        std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Arc<OpenIndex>>>,
+    builds: std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Cached>>,
     /// Held while a build is opened, so the concurrent first searches of a fresh daemon wait
     /// for one open instead of each reading a whole copy of the build into memory.
     opening: std::sync::Mutex<()>,
+    clock: std::sync::atomic::AtomicU64,
+}
+
+/// Builds held open at once, across every project served.
+pub const MAX_OPEN_BUILDS: usize = 8;
+
+struct Cached {
+    open: std::sync::Arc<OpenIndex>,
+    identity: BuildIdentity,
+    last_used: u64,
+}
+
+/// The files a build was opened from: the directory and its `build.json`, by device and inode.
+type BuildIdentity = Option<[(u64, u64); 2]>;
+
+fn build_identity(dir: &Path) -> BuildIdentity {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    Some([id(dir)?, id(&dir.join(super::pointer::BUILD_FILE))?])
 }
 
 impl IndexCache {
-    fn cached(&self, dir: &Path) -> Option<std::sync::Arc<OpenIndex>> {
-        self.builds
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(dir)
-            .cloned()
+    fn cached(&self, dir: &Path, now: &BuildIdentity) -> Option<std::sync::Arc<OpenIndex>> {
+        let tick = self
+            .clock
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
+        match builds.get_mut(dir) {
+            Some(held) if held.identity == *now && now.is_some() => {
+                held.last_used = tick;
+                Some(held.open.clone())
+            }
+            Some(_) => {
+                builds.remove(dir);
+                None
+            }
+            None => None,
+        }
     }
 
-    /// The opened build in `dir`, opening it on first use.
+    /// The opened build in `dir`, opening it on first use or when the files changed.
     pub fn open(&self, dir: &Path) -> Result<std::sync::Arc<OpenIndex>, String> {
-        if let Some(found) = self.cached(dir) {
+        let now = build_identity(dir);
+        if let Some(found) = self.cached(dir, &now) {
             return Ok(found);
         }
         let _one_at_a_time = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(found) = self.cached(dir) {
+        if let Some(found) = self.cached(dir, &now) {
             return Ok(found);
         }
         let opened = std::sync::Arc::new(OpenIndex::open(dir)?);
+        let tick = self
+            .clock
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
-        replace_siblings(&mut builds, dir, opened.clone());
+        let cached = Cached {
+            open: opened.clone(),
+            identity: now,
+            last_used: tick,
+        };
+        replace_siblings(&mut builds, dir, cached);
+        while builds.len() > MAX_OPEN_BUILDS {
+            let oldest = builds
+                .iter()
+                .min_by_key(|(_, c)| c.last_used)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(key) => builds.remove(&key),
+                None => break,
+            };
+        }
         Ok(opened)
+    }
+
+    /// How many builds are held open (for tests and the soak benchmark).
+    pub fn held(&self) -> usize {
+        self.builds.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }
 

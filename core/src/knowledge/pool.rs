@@ -1,5 +1,13 @@
-//! Read-only connection pools, one per state database file, kept for the daemon's lifetime so a
-//! request does not pay for opening SQLite (and its worker thread) every time.
+//! Read-only connection pools on state databases, kept across requests so a call does not pay
+//! for opening SQLite (and its worker thread) every time.
+//!
+//! A daemon runs for days while states come and go under it, so the cache keeps two
+//! invariants. **Never stale:** a pool is tied to the file it opened (device and inode); when
+//! the path now names another file (`rm -rf .theurian/state` then `migrate apply` rebuilds the
+//! same name) or no file, the old pool is closed and a new one opened, so no request reads a
+//! deleted database. **Bounded:** at most [`MAX_POOLS`] pools are held; the least recently
+//! used one is closed when another is needed, so descriptors and memory follow the states in
+//! use, not the number of states ever applied.
 
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use std::collections::HashMap;
@@ -13,33 +21,180 @@ const CONNECTIONS_PER_DATABASE: u32 = 4;
 /// are remembered by the memo and the OS caches the file, so a large per-connection cache only
 /// multiplies resident memory by the connection count.
 const PAGE_CACHE_KIB: i64 = 256;
+/// Pools held at once. A project is read through one state at a time (plus the odd pinned
+/// snapshot), so this covers several projects served side by side.
+pub const MAX_POOLS: usize = 8;
+/// How long an idle connection stays open: a state nobody reads gives its descriptors back.
+const IDLE_CONNECTION: Duration = Duration::from_secs(60);
+
+/// Which file a path named when its pool was opened.
+type FileId = Option<(u64, u64)>;
+
+fn file_id(path: &Path) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[derive(Debug)]
+struct Held {
+    pool: SqlitePool,
+    file: FileId,
+    last_used: u64,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    pools: HashMap<PathBuf, Held>,
+    clock: u64,
+}
 
 /// The pools, by database path.
 #[derive(Debug, Default)]
 pub struct ReadPools {
-    pools: Mutex<HashMap<PathBuf, SqlitePool>>,
+    inner: Mutex<Inner>,
 }
 
 impl ReadPools {
-    /// The pool for `path`, opened lazily (no connection is made until a query needs one).
+    /// The pool for the file `path` names now, opened lazily (no connection is made until a
+    /// query needs one). A pool opened on a file since replaced or removed is closed first.
     pub fn get(&self, path: &Path) -> SqlitePool {
-        let mut pools = self
-            .pools
+        let now = file_id(path);
+        let mut closing = Vec::new();
+        let pool = {
+            let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            inner.clock += 1;
+            let clock = inner.clock;
+            match inner.pools.get_mut(path) {
+                Some(held) if held.file == now && now.is_some() => {
+                    held.last_used = clock;
+                    held.pool.clone()
+                }
+                _ => {
+                    if let Some(stale) = inner.pools.remove(path) {
+                        closing.push(stale.pool);
+                    }
+                    while inner.pools.len() >= MAX_POOLS {
+                        let Some(oldest) = inner
+                            .pools
+                            .iter()
+                            .min_by_key(|(_, h)| h.last_used)
+                            .map(|(k, _)| k.clone())
+                        else {
+                            break;
+                        };
+                        if let Some(evicted) = inner.pools.remove(&oldest) {
+                            closing.push(evicted.pool);
+                        }
+                    }
+                    let pool = open(path);
+                    inner.pools.insert(
+                        path.to_path_buf(),
+                        Held {
+                            pool: pool.clone(),
+                            file: now,
+                            last_used: clock,
+                        },
+                    );
+                    pool
+                }
+            }
+        };
+        close_all(closing);
+        pool
+    }
+
+    /// How many pools are held (for tests and the soak benchmark).
+    pub fn held(&self) -> usize {
+        self.inner
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        pools
-            .entry(path.to_path_buf())
-            .or_insert_with(|| {
-                let options = SqliteConnectOptions::new()
-                    .filename(path)
-                    .read_only(true)
-                    .create_if_missing(false)
-                    .busy_timeout(Duration::from_secs(5))
-                    .pragma("cache_size", format!("-{PAGE_CACHE_KIB}"));
-                SqlitePoolOptions::new()
-                    .max_connections(CONNECTIONS_PER_DATABASE)
-                    .connect_lazy_with(options)
-            })
-            .clone()
+            .unwrap_or_else(|p| p.into_inner())
+            .pools
+            .len()
+    }
+}
+
+fn open(path: &Path) -> SqlitePool {
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true)
+        .create_if_missing(false)
+        .busy_timeout(Duration::from_secs(5))
+        .pragma("cache_size", format!("-{PAGE_CACHE_KIB}"));
+    SqlitePoolOptions::new()
+        .max_connections(CONNECTIONS_PER_DATABASE)
+        .min_connections(0)
+        .idle_timeout(IDLE_CONNECTION)
+        .connect_lazy_with(options)
+}
+
+/// Closes pools no longer held: their idle connections now, a connection still lent to a
+/// request when that request returns it. Outside a runtime the last handle's drop closes them.
+fn close_all(pools: Vec<SqlitePool>) {
+    if pools.is_empty() {
+        return;
+    }
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn(async move {
+                for pool in pools {
+                    pool.close().await;
+                }
+            });
+        }
+        Err(_) => drop(pools),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn make(path: &Path, marker: &str) {
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true);
+        let pool = SqlitePool::connect_with(options).await.expect("create");
+        sqlx::query("CREATE TABLE t (v TEXT)")
+            .execute(&pool)
+            .await
+            .expect("table");
+        sqlx::query("INSERT INTO t VALUES (?)")
+            .bind(marker)
+            .execute(&pool)
+            .await
+            .expect("row");
+        pool.close().await;
+    }
+
+    async fn marker(pool: &SqlitePool) -> String {
+        sqlx::query_scalar("SELECT v FROM t")
+            .fetch_one(pool)
+            .await
+            .expect("read")
+    }
+
+    #[tokio::test]
+    async fn a_replaced_file_is_read_through_a_new_pool() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("state.sqlite");
+        make(&db, "first").await;
+        let pools = ReadPools::default();
+        assert_eq!(marker(&pools.get(&db)).await, "first");
+        std::fs::remove_file(&db).expect("remove");
+        make(&db, "second").await;
+        assert_eq!(marker(&pools.get(&db)).await, "second");
+        assert_eq!(pools.held(), 1);
+    }
+
+    #[tokio::test]
+    async fn no_more_than_the_bound_is_held() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pools = ReadPools::default();
+        for i in 0..MAX_POOLS + 5 {
+            let db = dir.path().join(format!("s{i}.sqlite"));
+            make(&db, &i.to_string()).await;
+            assert_eq!(marker(&pools.get(&db)).await, i.to_string());
+        }
+        assert_eq!(pools.held(), MAX_POOLS);
     }
 }

@@ -77,6 +77,16 @@ pub async fn recorded_state_hash(pool: &SqlitePool) -> Result<Option<String>, Re
     )
 }
 
+/// Whether the database records `project` at all. A state built before the project was
+/// registered under its present id holds rows only under the old one.
+pub async fn holds_project(pool: &SqlitePool, project: &str) -> Result<bool, ReadError> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM projects WHERE project_id = ?")
+        .bind(project)
+        .fetch_one(pool)
+        .await?;
+    Ok(n > 0)
+}
+
 /// The bounded damage check: live migration and surfaceable-item counts against their records.
 /// `expected_migrations` is `None` for a pinned state, whose pointer count is not at hand.
 pub async fn damaged(

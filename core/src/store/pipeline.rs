@@ -104,6 +104,33 @@ pub async fn history_check(project: &Project, set: &MigrationSet) -> Result<(), 
     Ok(())
 }
 
+/// Whether the active state under `root` was built for an id other than `project_id` (so the
+/// daemon would serve nothing for it until `migrate apply` rebuilds it). No state: no.
+pub async fn active_state_built_for_another(root: &Path, project_id: &str) -> bool {
+    let state_dir = root.join(".theurian/state");
+    let Ok(Some(active)) = pointer::read(&state_dir) else {
+        return false;
+    };
+    if active.database_filename.contains('/') {
+        return false;
+    }
+    built_for_another_project(&state_dir.join(&active.database_filename), project_id).await
+}
+
+/// Whether the database at `path` records a project other than `project_id`. An unreadable
+/// database answers no: opening it for writing reports the fault with its cure.
+async fn built_for_another_project(path: &Path, project_id: &str) -> bool {
+    let Ok(mut conn) = schema::open_ro(path).await else {
+        return false;
+    };
+    let others: Result<i64, _> =
+        sqlx::query_scalar("SELECT COUNT(*) FROM projects WHERE project_id <> ?")
+            .bind(project_id)
+            .fetch_one(&mut conn)
+            .await;
+    matches!(others, Ok(n) if n > 0)
+}
+
 pub(crate) fn remove_database(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
@@ -145,6 +172,11 @@ pub async fn apply(
     // A database this installation did not build (a clone delivered it, or an apply crashed
     // before recording it) is discarded and rebuilt from empty.
     if path.exists() && !provenance::is_recorded(data, &project.root, "state", &set.state_hash) {
+        remove_database(&path);
+    }
+    // A database built while the project had another id (it was registered under a new one
+    // since) holds rows keyed by the old id; it is derived, so it is rebuilt under this one.
+    if path.exists() && built_for_another_project(&path, &project.row.project_id).await {
         remove_database(&path);
     }
     let created = !path.exists();

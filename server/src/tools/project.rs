@@ -103,6 +103,16 @@ impl Opened {
         if !damaged {
             return Ok(None);
         }
+        let project = &self.resolved.project_id;
+        let held = read::holds_project(&self.pool, project)
+            .await
+            .map_err(|e| read_refusal(project, e))?;
+        if !held {
+            return Err(Refusal::new(
+                RefusalMetaCode::StateUnavailable,
+                "The project's state was built before it was registered under its present id, so it holds nothing under this one. Run `theurian migrate apply` (then `theurian index build`) in its repository to rebuild it under the registered id; nothing authored is lost.",
+            ));
+        }
         let remedy = INTEGRITY_REMEDY
             .try_into()
             .map_err(|e| Refusal::internal("integrity", &e))?;
