@@ -149,3 +149,45 @@ async fn a_state_built_under_the_old_id_is_named_and_a_new_apply_rebuilds_it() {
     assert!(served["structuredContent"].get("integrity").is_none());
     daemon.shutdown().await;
 }
+
+#[test]
+fn a_state_or_runtime_directory_linked_out_of_the_repository_is_never_written_through() {
+    for linked in ["state", "runtime"] {
+        let repo = fixture::registered();
+        let outside = tempfile::tempdir().expect("outside");
+        std::os::unix::fs::symlink(
+            outside.path(),
+            repo.dir.path().join(".theurian").join(linked),
+        )
+        .expect("symlink");
+        for command in [
+            &["--json", "migrate", "apply"][..],
+            &["--json", "index", "build"],
+            &["--json", "index", "gc"],
+        ] {
+            let out = repo.run(command);
+            assert!(
+                !out.status.success(),
+                "{command:?} wrote through .theurian/{linked}"
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("resolves outside the project"),
+                "{command:?}: {err}"
+            );
+        }
+        let written: Vec<_> = std::fs::read_dir(outside.path())
+            .expect("outside")
+            .collect();
+        assert!(
+            written.is_empty(),
+            "{} entries written outside",
+            written.len()
+        );
+        let doctor = repo.run(&["--json", "doctor"]);
+        let report = String::from_utf8_lossy(&doctor.stdout).into_owned()
+            + &String::from_utf8_lossy(&doctor.stderr);
+        assert!(!doctor.status.success(), "doctor passed: {report}");
+        assert!(report.contains("resolves outside the project"), "{report}");
+    }
+}

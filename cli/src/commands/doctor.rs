@@ -103,6 +103,16 @@ fn project(data: &DataDir, out: &mut Vec<Value>) {
         ),
         "Run `theurian project register` in the repository.",
     ));
+    let contained = theurian_core::store::writable::inside_project(&root, "theurian migrate apply");
+    out.push(match contained {
+        Ok(()) => check(
+            "state directories",
+            true,
+            ".theurian/state and .theurian/runtime are inside the project",
+            "",
+        ),
+        Err(e) => check("state directories", false, e.message, &e.remedy),
+    });
     let set = MigrationSet::load(&root);
     match &set {
         Ok(s) => out.push(check(

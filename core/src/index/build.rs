@@ -59,6 +59,7 @@ pub async fn build(
     options: BuildOptions<'_>,
 ) -> Result<Value, CoreError> {
     let started = std::time::Instant::now();
+    crate::store::writable::inside_project(root, BUILD)?;
     let state_dir = root.join(".theurian/state");
     let active = state_pointer::read(&state_dir)?.ok_or_else(|| {
         CoreError::state(
@@ -312,6 +313,7 @@ pub async fn build(
 /// one (superseded builds and abandoned `.building` directories). Never the published build,
 /// never anything that is not an index build of this implementation.
 pub fn gc(root: &Path) -> Result<Value, CoreError> {
+    crate::store::writable::inside_project(root, "theurian index gc")?;
     let state_dir = root.join(".theurian/state");
     let active: Option<String> =
         std::fs::read_to_string(state_dir.join(super::pointer::POINTER_FILE))

@@ -160,6 +160,7 @@ pub async fn apply(
     set: &MigrationSet,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Value, CoreError> {
+    super::writable::inside_project(&project.root, APPLY)?;
     history_check(project, set).await?;
     let state_dir = project.state_dir();
     super::writable::preflight(&state_dir, APPLY)?;

@@ -98,6 +98,7 @@ pub async fn rebuild<F>(
 where
     F: AsyncFnOnce(&mut SqliteConnection) -> Result<(), sqlx::Error>,
 {
+    writable::inside_project(root, command)?;
     let dir = match state_dir(root) {
         Ok(dir) => dir,
         Err(e) => return Err(writable::explain(&root.join(STATE_DIR), command, other(e))),

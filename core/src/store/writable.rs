@@ -107,6 +107,23 @@ pub fn refusal(cause: Cause, dir: &Path, command: &str) -> CoreError {
     CoreError::state(message, remedy)
 }
 
+/// Refuses when `.theurian/state` or `.theurian/runtime` under `root` leads outside the
+/// project (a symlink out of the repository): a build would write the derived state, or its
+/// lock, somewhere the daemon refuses to read and nobody reviewing the repository can see.
+/// Either may be missing (the build creates it).
+pub fn inside_project(root: &Path, command: &str) -> Result<(), CoreError> {
+    use crate::paths::{resolve_inside, PathFault};
+    for dir in [".theurian/state", ".theurian/runtime"] {
+        if let Err(PathFault::Escapes) = resolve_inside(root, Path::new(dir)) {
+            return Err(CoreError::state(
+                format!("{}/{dir} resolves outside the project, so `{command}` wrote nothing.", root.display()),
+                format!("Replace the link with a real directory inside the repository (`rm {dir} && mkdir {dir}` in the project root), then run `{command}` again. The state is derived, so nothing authored is lost."),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses before a build starts when `dir` cannot take one.
 pub fn preflight(dir: &Path, command: &str) -> Result<(), CoreError> {
     probe(dir).map_err(|cause| refusal(cause, dir, command))
