@@ -80,6 +80,60 @@ pub fn read_lock_info(data: &DataDir) -> Option<LockInfo> {
     serde_json::from_str(text.trim()).ok()
 }
 
+/// The pids holding a `flock` on the file at `path`, from `/proc/locks`; `None` where the
+/// system does not publish its locks (then only the `/health` identity check stands).
+pub fn flock_holders(path: &std::path::Path) -> Option<Vec<u32>> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let (major, minor) = (libc::major(meta.dev()), libc::minor(meta.dev()));
+    let wanted = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    let holders = locks
+        .lines()
+        // A waiting request is listed with `->`; only granted locks count.
+        .filter(|line| line.contains("FLOCK") && !line.contains("->"))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let at = fields.iter().position(|f| *f == wanted)?;
+            fields.get(at.checked_sub(1)?)?.parse().ok()
+        })
+        .collect();
+    Some(holders)
+}
+
+/// Which process `daemon stop` may signal: the pid the lock file records, but only once it is
+/// shown to be this data directory's daemon. A pid of 0 or 1 (which `kill` reads as "my own
+/// process group" and "init"), a pid that does not hold the lock, and a daemon whose `/health`
+/// does not publish the recorded instance id are all refused, so a damaged or forged lock
+/// file can never turn `stop` against another process.
+pub fn stoppable_pid(data: &DataDir, info: &LockInfo) -> Result<libc::pid_t, CoreError> {
+    let lock = data.daemon_lock();
+    let named = || {
+        CoreError::failure(
+        "The daemon lock file names a process that is not this data directory's daemon, so nothing was signalled.",
+        format!("Find the process holding the lock with `fuser {}` and stop it yourself; a daemon started afterwards rewrites the file.", lock.display()),
+    )
+    };
+    let pid = libc::pid_t::try_from(info.pid).map_err(|_| named())?;
+    if pid <= 1 {
+        return Err(named());
+    }
+    if let Some(holders) = flock_holders(&lock) {
+        if !holders.contains(&info.pid) {
+            return Err(named());
+        }
+    }
+    let identity =
+        probe(info.port).and_then(|health| health.get("instanceId")?.as_str().map(str::to_owned));
+    if identity.as_deref() != Some(info.instance_id.as_str()) {
+        return Err(CoreError::failure(
+            format!("The daemon holding the lock (pid {pid}) does not answer /health on port {} as the instance the lock file records, so nothing was signalled.", info.port),
+            format!("If it is hung, end it with `kill {pid}` after checking with `ps -p {pid}` that it is theurian."),
+        ));
+    }
+    Ok(pid)
+}
+
 /// Whether nothing listens on `127.0.0.1:port`.
 pub fn port_free(port: u16) -> bool {
     std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()

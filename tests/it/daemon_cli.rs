@@ -381,3 +381,44 @@ fn setup_creates_the_token_and_wires_a_client_to_the_running_daemon() {
         true
     );
 }
+
+/// `daemon stop` with a lock file that names the wrong process, while this test holds the
+/// lock: pid 0 (which `kill` reads as the caller's own process group), pid 1, a live process
+/// that does not hold the lock, and the real holder when it is not a daemon answering /health.
+/// Each is refused and no process receives a signal.
+#[test]
+fn stop_signals_only_the_daemon_that_holds_the_lock() {
+    use std::os::unix::process::CommandExt;
+    use theurian_server::daemon::{DaemonLock, LockInfo};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = theurian_core::datadir::DataDir::at(dir.path());
+    let mut lock = DaemonLock::try_acquire(&data)
+        .expect("lock file")
+        .expect("not held");
+    let mut bystander = Command::new("sleep").arg("30").spawn().expect("sleep");
+    let port = free_port();
+    for pid in [0, 1, bystander.id(), std::process::id()] {
+        lock.record(&LockInfo {
+            pid,
+            port,
+            instance_id: "0123456789abcdef".into(),
+        })
+        .expect("record");
+        // Its own process group: were pid 0 signalled, only the stop process would go.
+        let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .env("THEURIAN_DATA_DIR", dir.path())
+            .args(["--json", "daemon", "stop"])
+            .process_group(0)
+            .output()
+            .expect("stop");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "pid {pid}: {err}");
+        assert!(err.contains("nothing was signalled"), "pid {pid}: {err}");
+    }
+    assert!(
+        bystander.try_wait().expect("wait").is_none(),
+        "the bystander was signalled"
+    );
+    let _ = bystander.kill();
+    let _ = bystander.wait();
+}

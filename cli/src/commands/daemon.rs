@@ -177,13 +177,8 @@ fn stop(data: &DataDir) -> Result<Value, CoreError> {
             ),
         )
     })?;
-    let pid = libc::pid_t::try_from(info.pid).map_err(|_| {
-        CoreError::failure(
-            "The lock file names an impossible pid.",
-            "Remove the lock file once no daemon runs.",
-        )
-    })?;
-    // SAFETY: sends a signal to the pid the daemon recorded; no memory is involved.
+    let pid = daemon::stoppable_pid(data, &info)?;
+    // SAFETY: sends a signal to the daemon `stoppable_pid` identified; no memory is involved.
     if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
         return Err(CoreError::failure(
             format!("Could not signal the daemon (pid {pid})."),
