@@ -210,6 +210,7 @@ fn assemble(
         started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false),
         instance_id,
         direct_calls: Default::default(),
+        connections: Default::default(),
     }))
 }
 
@@ -227,17 +228,11 @@ fn application(state: AppState) -> Result<axum::Router, CoreError> {
 async fn serve_app(
     listener: tokio::net::TcpListener,
     app: axum::Router,
+    table: Arc<crate::connections::Table>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CoreError> {
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|e| {
-            CoreError::failure(
-                format!("The daemon stopped serving: {e}."),
-                "Check `theurian daemon status` and the log, then start it again.",
-            )
-        })
+    crate::connections::serve(listener, app, table, shutdown).await;
+    Ok(())
 }
 
 /// The most serving threads, however many cores the machine has: a daemon answers agents on
@@ -274,6 +269,7 @@ pub async fn serve_on_threads(
     threads: usize,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CoreError> {
+    let table = state.connections.clone();
     let app = application(state)?;
     // Every fallible step on this thread comes before another thread starts.
     let listener = listener.into_std().map_err(runtime_failure)?;
@@ -298,7 +294,7 @@ pub async fn serve_on_threads(
     let mut others = Vec::new();
     for (i, socket) in sockets.into_iter().enumerate() {
         let n = i + 1;
-        let (app, rx) = (app.clone(), stopped.clone());
+        let (app, rx, table) = (app.clone(), stopped.clone(), table.clone());
         let spawned = std::thread::Builder::new()
             .name(format!("theurian-serve-{n}"))
             .spawn(move || -> Result<(), CoreError> {
@@ -309,7 +305,7 @@ pub async fn serve_on_threads(
                 runtime.block_on(async move {
                     let listener =
                         tokio::net::TcpListener::from_std(socket).map_err(runtime_failure)?;
-                    serve_app(listener, app, until_stopped(rx)).await
+                    serve_app(listener, app, table, until_stopped(rx)).await
                 })
             });
         match spawned {
@@ -326,7 +322,7 @@ pub async fn serve_on_threads(
         shutdown.await;
         let _ = stop.send(true);
     });
-    let served = serve_app(listener, app, until_stopped(stopped)).await;
+    let served = serve_app(listener, app, table, until_stopped(stopped)).await;
     let joined = tokio::task::spawn_blocking(move || {
         for handle in others {
             match handle.join() {
@@ -402,6 +398,24 @@ pub fn decide(data: &DataDir, port: u16) -> Result<Start, CoreError> {
     }
 }
 
+/// Lifts the soft open-file limit to the hard one: each connection and each state the daemon
+/// reads holds descriptors, and a soft limit of 1,024 (a common default) is below the
+/// connection table's bound plus what the stores need.
+fn raise_descriptor_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write the one struct passed by pointer.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
 /// Serves in this process until a signal arrives. Holds the lock throughout.
 pub fn run_foreground(
     data: DataDir,
@@ -411,6 +425,7 @@ pub fn run_foreground(
     ready: impl FnOnce(&AppState, u16),
 ) -> Result<(), CoreError> {
     crate::memory::arenas_per_core();
+    raise_descriptor_limit();
     // This thread serves too (see `serve_on_threads`), on a single-threaded runtime.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

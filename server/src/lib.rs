@@ -8,12 +8,15 @@
 //! * [`mcp`]: the rmcp `ServerHandler`: `tools/list` from the generated table, `tools/call`
 //!   through the seat, then typed dispatch.
 //! * [`tools`]: one file per tool; [`tools::Handlers`] implements the generated trait.
+//! * [`connections`]: the accept loop: a head deadline per request and a bounded connection
+//!   table that displaces the longest-idle connection, so silent sockets cannot starve clients.
 //! * [`daemon`]: single instance per data directory, the lock file, start/stop, signals.
 //! * [`stdio`]: one MCP session on the process's standard streams, no token, no lock.
 //! * [`memory`]: a malloc arena per core and an idle trim, so resident memory tracks what is held.
 
 pub mod admission;
 pub mod app;
+pub mod connections;
 pub mod daemon;
 pub mod direct;
 pub mod guard;

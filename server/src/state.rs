@@ -67,6 +67,8 @@ pub struct Shared {
     pub instance_id: String,
     /// Tool calls answered on the direct path ([`crate::direct`]) rather than through rmcp.
     pub direct_calls: std::sync::atomic::AtomicU64,
+    /// Open connections, bounded (see [`crate::connections`]).
+    pub connections: Arc<crate::connections::Table>,
 }
 
 /// Cheap to clone: the handler factory clones it per request.

@@ -18,6 +18,7 @@ mod authoring;
 mod candidate;
 mod cli;
 mod clients;
+mod connections;
 mod daemon_cli;
 mod findings;
 mod fixture;

@@ -593,13 +593,13 @@ fn stores_are_never_built_through_a_state_directory_that_leaves_the_project() {
     let state = repo.dir.path().join(".theurian/state");
     let _ = std::fs::remove_dir_all(&state);
     std::os::unix::fs::symlink(outside.path(), &state).expect("symlink");
-    let text = repo.refused(&["--json", "review", "build"], 1);
+    let text = repo.refused(&["--json", "review", "build"], 4);
     assert!(text.contains("resolves outside the project"), "{text}");
     crate::migrate_apply::git(
         repo.dir.path(),
         &["update-ref", "refs/remotes/origin/main", "HEAD"],
     );
-    let text = repo.refused(&["--json", "findings", "build"], 1);
+    let text = repo.refused(&["--json", "findings", "build"], 4);
     assert!(text.contains("resolves outside the project"), "{text}");
     assert_eq!(
         std::fs::read_dir(outside.path()).expect("read").count(),
