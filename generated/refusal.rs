@@ -60,6 +60,12 @@ impl Refusal {
         Refusal::new(RefusalMetaCode::InvalidInput, message)
     }
 
+    /// One argument broke a rule the handler checks: names its key path, the rule and the cure,
+    /// in the `At <key>:` form the seat's schema refusals use, and never the value sent.
+    pub fn argument(key: &str, rule: &str, cure: &str) -> Self {
+        Refusal::invalid_input(format!("At {key}: {rule}. {cure}"))
+    }
+
     /// A tool this build does not serve.
     pub fn not_served(tool: &str) -> Self {
         Refusal::invalid_input(format!(

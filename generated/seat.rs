@@ -71,11 +71,11 @@ impl Seat {
     /// Resolves the tool a caller named, refusing a name this contract does not define.
     pub fn tool(&self, requested: &str) -> Result<ToolId, Refusal> {
         ToolId::from_wire_name(requested).ok_or_else(|| {
-            Refusal::invalid_input(format!(
-                "{}: this daemon publishes no input schema for a tool of that name, so the call was \
-                 refused and nothing ran. tools/list names every tool it serves.",
-                quote_name(requested)
-            ))
+            Refusal::argument(
+                "params/name",
+                "this daemon serves no tool of that name, so nothing ran",
+                "tools/list names every tool it serves; call one of those.",
+            )
         })
     }
 

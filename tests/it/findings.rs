@@ -407,12 +407,12 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
         (
             json!({"commitSha": &sha[..12]}),
             "INVALID_INPUT",
-            "full 40- or 64-character",
+            "40 or 64 lower-case hex",
         ),
         (
             json!({"pullRequest": 0}),
             "INVALID_INPUT",
-            "number of 1 or more",
+            "number is 1 or more",
         ),
         (
             json!({"pullRequest": 5}),

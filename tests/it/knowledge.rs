@@ -386,7 +386,10 @@ async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
         "PROJECT_NOT_REGISTERED",
     );
     assert!(
-        text.contains(PROJECT) && text.contains("theurian project register"),
+        !text.contains(PROJECT)
+            && !text.contains("nope")
+            && text.contains("project.list")
+            && text.contains("theurian project register"),
         "{text}"
     );
 

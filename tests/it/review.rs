@@ -244,14 +244,14 @@ async fn built_evidence_is_searched_with_exact_filters_in_the_store_order() {
     for (filter, needle) in [
         (json!({"limit": 0}), "1 to 50 records"),
         (json!({"limit": 51}), "1 to 50 records"),
-        (json!({"pullRequest": 0}), "from 1 to"),
-        (json!({"pullRequest": -5}), "from 1 to"),
+        (json!({"pullRequest": 0}), "1 or more"),
+        (json!({"pullRequest": -5}), "1 or more"),
         (
             json!({"threadState": "RESOLVED"}),
             "open, resolved, outdated, dismissed",
         ),
-        (json!({"author": ""}), "is an empty string"),
-        (json!({"repository": ""}), "is an empty string"),
+        (json!({"author": ""}), "an empty string"),
+        (json!({"repository": ""}), "an empty string"),
         (json!({"q": "a\u{0}b"}), "NUL"),
         (json!({"filePath": "x\u{0}"}), "NUL"),
     ] {

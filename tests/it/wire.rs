@@ -171,7 +171,10 @@ async fn the_seat_refuses_bad_arguments_without_echoing_them() {
         &client.call("no.such.tool", json!({})).await,
         "INVALID_INPUT",
     );
-    assert!(text.contains("'no.such.tool'"), "{text}");
+    assert!(
+        !text.contains("no.such.tool") && text.contains("At params/name:"),
+        "{text}"
+    );
 
     // A tool the contract defines but this build does not register is refused at dispatch;
     // every tool is registered now, so only the table says so.
@@ -415,4 +418,91 @@ fn every_response_schema_compiles_when_first_checked() {
             t.name
         );
     }
+}
+
+/// Handler refusals follow the seat's rule: they name the key path in the `At <key>:` form,
+/// the rule and the cure, and never repeat the value sent (nor list other projects).
+#[tokio::test]
+async fn handler_refusals_name_the_key_and_never_echo_the_value() {
+    let repo = crate::fixture::registered();
+    repo.ok(&["--json", "migrate", "apply"]);
+    let daemon = Daemon::over(repo.data.path(), ToolNames::Dotted).await;
+    let mut client = daemon.client();
+    client.initialize().await;
+    let project = crate::fixture::PROJECT;
+    let cases = [
+        (
+            "review.findings",
+            json!({"projectId": project, "reviewer": "zq-echo-reviewer"}),
+            "reviewer",
+            "zq-echo-reviewer",
+        ),
+        (
+            "review.findings",
+            json!({"projectId": project, "severity": "ZQECHO"}),
+            "severity",
+            "ZQECHO",
+        ),
+        (
+            "review.search",
+            json!({"projectId": project, "threadState": "zq-echo-state"}),
+            "threadState",
+            "zq-echo-state",
+        ),
+        (
+            "review.findings",
+            json!({"projectId": project, "limit": 987_654}),
+            "limit",
+            "987654",
+        ),
+        (
+            "review.search",
+            json!({"projectId": project, "limit": 987_654}),
+            "limit",
+            "987654",
+        ),
+        (
+            "review.findings",
+            json!({"projectId": project, "pullRequest": -424_242}),
+            "pullRequest",
+            "424242",
+        ),
+        (
+            "review.search",
+            json!({"projectId": project, "pullRequest": -424_242}),
+            "pullRequest",
+            "424242",
+        ),
+        (
+            "knowledge.get",
+            json!({"projectId": project, "itemId": "zq.echo-item"}),
+            "itemId",
+            "zq.echo-item",
+        ),
+        (
+            "knowledge.get",
+            json!({"projectId": "zq-echo-project", "itemId": "decision.idempotency-keys"}),
+            "projectId",
+            "zq-echo-project",
+        ),
+        (
+            "knowledge.status",
+            json!({"projectId": "zq-echo-project"}),
+            "projectId",
+            "zq-echo-project",
+        ),
+        ("zq.echo.tool", json!({}), "params/name", "zq.echo.tool"),
+    ];
+    for (tool, arguments, key, value) in cases {
+        let answer = client.call(tool, arguments).await;
+        assert_eq!(answer["isError"], true, "{tool} {key}: {answer}");
+        let text = text_of(&answer);
+        assert!(text.contains(&format!("At {key}:")), "{tool} {key}: {text}");
+        assert!(!text.contains(value), "{tool} echoed {key}: {text}");
+        assert!(
+            !text.contains(project) || key != "projectId",
+            "{tool} listed a registered project: {text}"
+        );
+    }
+    daemon.shutdown().await;
 }

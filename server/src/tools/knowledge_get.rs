@@ -6,7 +6,7 @@ use super::shape::result;
 use crate::state::AppState;
 use theurian_core::knowledge::{read, APPROVED_ONLY, INTEGRITY_REMEDY, SURFACEABLE};
 use theurian_protocol::mcp::{KnowledgeGetInput, KnowledgeGetResponse, RefusalMetaCode, Relation};
-use theurian_protocol::{refusal_quote, Refusal};
+use theurian_protocol::Refusal;
 
 const TOOL: &str = "knowledge.get";
 
@@ -27,11 +27,11 @@ pub(crate) async fn answer(
         .parse::<theurian_protocol::migration::ItemId>()
         .is_err()
     {
-        return Err(Refusal::invalid_input(format!(
-            "`itemId` is not a usable item id: ids are lowercase dot-separated kebab-case segments (e.g. architecture.auth-policy). \
-             Use knowledge.search on project {} to find one.",
-            refusal_quote(project)
-        )));
+        return Err(Refusal::argument(
+            "itemId",
+            "an item id is lower-case, dot-separated kebab-case segments (e.g. architecture.auth-policy)",
+            "Use knowledge.search on the project to find one.",
+        ));
     }
     let opened = open(state, project, snapshot_id.as_ref().map(|s| s.as_str())).await?;
     let statuses = if include_unapproved {
@@ -49,16 +49,15 @@ pub(crate) async fn answer(
             Refusal::new(
                 RefusalMetaCode::StateUnavailable,
                 format!(
-                    "Project {} could not be fully read: its derived state disagrees with its own records about what it holds, so an item the migrations define may be missing. {INTEGRITY_REMEDY}",
-                    refusal_quote(project)
+                    "The project could not be fully read: its derived state disagrees with its own records about what it holds, so an item the migrations define may be missing. {INTEGRITY_REMEDY}"
                 ),
             )
         } else {
-            Refusal::invalid_input(format!(
-                "{} is not present in project {}.",
-                refusal_quote(item_id.as_str()),
-                refusal_quote(project)
-            ))
+            Refusal::argument(
+                "itemId",
+                "no item of this id is served in this project (it may not exist, may not be approved, or may sit above this daemon's sensitivity ceiling)",
+                "Use knowledge.search to find the id, or pass includeUnapproved for proposed items.",
+            )
         });
     };
     let now = chrono::Utc::now().fixed_offset();

@@ -66,9 +66,9 @@ fn as_of_refusal(text: &str) -> Refusal {
     let naive = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f").is_ok()
         || chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok();
     Refusal::invalid_input(if naive {
-        "knowledge.search: `asOf` has no UTC offset, so the moment is ambiguous. Add one, e.g. 2026-08-01T00:00:00Z or 2026-08-01T09:00:00+09:00, or omit `asOf`."
+        "At asOf: the timestamp has no UTC offset, so the moment is ambiguous. Add one, e.g. 2026-08-01T00:00:00Z or 2026-08-01T09:00:00+09:00, or omit `asOf`."
     } else {
-        "knowledge.search: `asOf` is not an RFC 3339 timestamp. Pass one with an explicit offset, e.g. 2026-08-01T00:00:00Z or 2026-08-01T09:00:00+09:00, or omit `asOf`."
+        "At asOf: the value is not an RFC 3339 timestamp. Pass one with an explicit offset, e.g. 2026-08-01T00:00:00Z or 2026-08-01T09:00:00+09:00, or omit `asOf`."
     })
 }
 
@@ -92,7 +92,9 @@ pub(crate) async fn answer(
     let opened = open(state, project, snapshot_id.as_ref().map(|s| s.as_str())).await?;
     let needle = query.trim().to_lowercase();
     if needle.is_empty() {
-        return Err(Refusal::invalid_input("knowledge.search: `query` holds only whitespace; send the words or phrase to look for."));
+        return Err(Refusal::invalid_input(
+            "At query: the text holds only whitespace. Send the words or phrase to look for.",
+        ));
     }
     let as_of = match as_of.as_ref().map(|a| a.as_str()) {
         None => None,

@@ -19,52 +19,46 @@ pub struct Opened {
     pub pool: SqlitePool,
 }
 
-fn refusal_for(project: &str, fault: Fault) -> Refusal {
-    let p = refusal_quote(project);
+/// The refusal for each way resolving fails. None repeats the project id sent, and none
+/// lists what else is registered: `project.list` answers that, to a caller who asks.
+fn refusal_for(fault: Fault) -> Refusal {
     use RefusalMetaCode as C;
     match fault {
         Fault::Registry(msg) => Refusal::new(C::Internal, msg),
-        Fault::NotRegistered { registered, unreadable } => {
-            let list = if registered.is_empty() { "none".to_owned() } else { registered.iter().map(|r| bounded(r)).collect::<Vec<_>>().join(", ") };
+        Fault::NotRegistered { unreadable, .. } => {
             let broken = if unreadable.is_empty() {
-                String::new()
+                ""
             } else {
-                format!(
-                    " Entries that cannot be read, and serve nothing until removed with `theurian project unregister <id>`: {}.",
-                    unreadable.iter().map(|r| bounded(r)).collect::<Vec<_>>().join(", ")
-                )
+                " Some registry entries cannot be read and serve nothing until removed: project.list names them."
             };
-            Refusal::new(C::ProjectNotRegistered, format!("Project {p} is not registered with this daemon. Registered: {list}.{broken} Run `theurian project register` inside its repository."))
+            Refusal::new(C::ProjectNotRegistered, format!("At projectId: no project of this id is registered with this daemon.{broken} project.list names the registered projects; run `theurian project register` inside a repository to add one."))
         }
         Fault::UnreadableEntry => Refusal::new(
             C::ProjectNotRegistered,
-            format!("The registry entry for {p} cannot be read, so it serves nothing. Remove it with `theurian project unregister {}` and register the project again from its repository.", bounded(project)),
+            "At projectId: the registry entry for this project cannot be read, so it serves nothing. Remove it with `theurian project unregister <id>` and register the project again from its repository.",
         ),
-        Fault::PathEscape => Refusal::new(C::StateUnavailable, format!("Project {p}: its .theurian directory resolves outside the project root, so nothing was read. Make .theurian a real directory inside the repository.")),
-        Fault::NoState { root } => Refusal::new(C::StateUnavailable, format!("Project {p} has no built knowledge state yet. Run `theurian migrate apply` in {}.", refusal_quote(&root))),
-        Fault::PointerCorrupt(msg) => Refusal::new(C::StateUnavailable, format!("Project {p}: {msg} Delete .theurian/state/active.json and run `theurian migrate apply`; the pointer is derived, so nothing is lost.")),
-        Fault::DatabaseOutside(name) => Refusal::new(C::StateUnavailable, format!("Project {p}: the active pointer names a state database outside .theurian/state/ ({}). {REBUILD}", refusal_quote(&name))),
-        Fault::DatabaseMissing(name) => Refusal::new(C::StateUnavailable, format!("Project {p}: the active pointer names a state database that is missing ({}). Run `theurian migrate apply` to rebuild it.", refusal_quote(&name))),
-        Fault::NotBuiltHere => Refusal::new(C::StateUnavailable, format!("Project {p}: its state database was not built by this Theurian installation (it may have arrived with the repository), so it is not served. {REBUILD}")),
+        Fault::PathEscape => Refusal::new(C::StateUnavailable, "The project's .theurian directory resolves outside its root, so nothing was read. Make .theurian a real directory inside the repository."),
+        Fault::NoState { root } => Refusal::new(C::StateUnavailable, format!("The project has no built knowledge state yet. Run `theurian migrate apply` in {}.", refusal_quote(&root))),
+        Fault::PointerCorrupt(msg) => Refusal::new(C::StateUnavailable, format!("The project's state cannot be read: {msg} Delete .theurian/state/active.json and run `theurian migrate apply`; the pointer is derived, so nothing is lost.")),
+        Fault::DatabaseOutside(name) => Refusal::new(C::StateUnavailable, format!("The project's active pointer names a state database outside .theurian/state/ ({}). {REBUILD}", refusal_quote(&name))),
+        Fault::DatabaseMissing(name) => Refusal::new(C::StateUnavailable, format!("The project's active pointer names a state database that is missing ({}). Run `theurian migrate apply` to rebuild it.", refusal_quote(&name))),
+        Fault::NotBuiltHere => Refusal::new(C::StateUnavailable, format!("The project's state database was not built by this Theurian installation (it may have arrived with the repository), so it is not served. {REBUILD}")),
         Fault::SnapshotNotFound => Refusal::new(
             C::SnapshotNotFound,
-            format!("Project {p}: the pinned snapshotId names a state this machine does not hold. Omit snapshotId to read the current state, or pin the stateHash that knowledge.status reports now."),
+            "At snapshotId: this machine holds no state with that hash for the project. Omit snapshotId to read the current state, or pin the stateHash that knowledge.status reports now.",
         ),
     }
 }
 
 /// The refusal for a fault while reading the answering database.
-pub fn read_refusal(project: &str, e: ReadError) -> Refusal {
-    let p = refusal_quote(project);
+pub fn read_refusal(_project: &str, e: ReadError) -> Refusal {
     let what = match e {
-        ReadError::Database(m) => format!("its state database cannot be read ({})", bounded(&m)),
-        ReadError::Inconsistent(m) => {
-            format!("its state database contradicts itself ({})", bounded(&m))
-        }
+        ReadError::Database(m) => format!("cannot be read ({})", bounded(&m)),
+        ReadError::Inconsistent(m) => format!("contradicts itself ({})", bounded(&m)),
     };
     Refusal::new(
         RefusalMetaCode::StateUnavailable,
-        format!("Project {p}: {what}. {REBUILD}"),
+        format!("The project's state database {what}. {REBUILD}"),
     )
 }
 
@@ -74,7 +68,7 @@ pub async fn open(
     project: &str,
     snapshot: Option<&str>,
 ) -> Result<Opened, Refusal> {
-    let resolved = resolve(&state.data, project, snapshot).map_err(|f| refusal_for(project, f))?;
+    let resolved = resolve(&state.data, project, snapshot).map_err(|f| refusal_for(f))?;
     let pool = state.pools.get(&resolved.database);
     if resolved.migration_count.is_none() {
         // A pinned state: the file name carries 48 bits of the hash; the database records all 256.
@@ -82,7 +76,7 @@ pub async fn open(
             .await
             .map_err(|e| read_refusal(project, e))?;
         if recorded.as_deref() != Some(resolved.state_hash.as_str()) {
-            return Err(refusal_for(project, Fault::SnapshotNotFound));
+            return Err(refusal_for(Fault::SnapshotNotFound));
         }
     }
     Ok(Opened { resolved, pool })

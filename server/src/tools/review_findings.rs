@@ -66,9 +66,11 @@ pub(crate) async fn answer(
     } = input;
     // Filters first, in the reference's order; nothing is read until they all pass.
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(Refusal::invalid_input(format!(
-            "`limit` takes 1 to {MAX_LIMIT} findings per call; got {limit}. Nothing was searched. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
-        )));
+        return Err(Refusal::argument(
+            "limit",
+            &format!("a page holds 1 to {MAX_LIMIT} findings; nothing was searched"),
+            "Send a limit in that range. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
+        ));
     }
     let (reviewer, severity, family, specialist, commit_sha, q) = (
         reviewer.as_ref().map(|v| v.as_str()),
@@ -85,7 +87,7 @@ pub(crate) async fn answer(
         "severity",
         severity,
         SEVERITIES,
-        " The tokens are upper-case, as the trailer writes them.",
+        " (upper-case, as the trailer writes them)",
     )?;
     check_text("family", family)?;
     check_text("specialist", specialist)?;
@@ -93,14 +95,18 @@ pub(crate) async fn answer(
     if commit_sha
         .is_some_and(|sha| ReviewFindingsResponseFindingsItemCommitSha::try_from(sha).is_err())
     {
-        return Err(Refusal::invalid_input(
-            "`commitSha` must be a full 40- or 64-character lower-case hex commit id; short or upper-case ids are not prefix-matched. Nothing was searched.",
+        return Err(Refusal::argument(
+            "commitSha",
+            "a commit id is matched only in full: 40 or 64 lower-case hex characters, never a prefix or upper case; nothing was searched",
+            "Send the full commit id (`git rev-parse <rev>` prints it).",
         ));
     }
-    if let Some(n) = pull_request.filter(|n| *n < 1) {
-        return Err(Refusal::invalid_input(format!(
-            "`pullRequest` takes a pull request number of 1 or more; got {n}. Nothing was searched. Leave it out to search findings from every pull request."
-        )));
+    if pull_request.is_some_and(|n| n < 1) {
+        return Err(Refusal::argument(
+            "pullRequest",
+            "a pull request number is 1 or more; nothing was searched",
+            "Send a real pull request number, or leave it out to search findings from every pull request.",
+        ));
     }
     check_text("q", q)?;
     if pull_request.is_some() || family.is_some() || specialist.is_some() {

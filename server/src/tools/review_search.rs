@@ -86,9 +86,11 @@ pub(crate) async fn answer(
     } = input;
     // Filters first, in the reference's order; no refusal here repeats a number sent.
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(Refusal::invalid_input(format!(
-            "`limit` takes 1 to {MAX_LIMIT} records per call. Nothing was searched. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
-        )));
+        return Err(Refusal::argument(
+            "limit",
+            &format!("a page holds 1 to {MAX_LIMIT} records; nothing was searched"),
+            "Send a limit in that range. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
+        ));
     }
     let (repository, thread_state, author, file_path, q) = (
         repository.as_ref().map(|v| v.as_str()),
@@ -99,10 +101,11 @@ pub(crate) async fn answer(
     );
     check_text("repository", repository, EMPTY)?;
     if pull_request.is_some_and(|n| n < 1) {
-        return Err(Refusal::invalid_input(format!(
-            "`pullRequest` takes a pull request number from 1 to {}. Nothing was searched. Leave it out to search the records of every pull request.",
-            i64::MAX
-        )));
+        return Err(Refusal::argument(
+            "pullRequest",
+            "a pull request number is 1 or more; nothing was searched",
+            "Send a real pull request number, or leave it out to search the records of every pull request.",
+        ));
     }
     check_text("threadState", thread_state, EMPTY)?;
     check_vocabulary(

@@ -71,14 +71,18 @@ impl Store {
 pub(crate) fn check_text(name: &str, value: Option<&str>, why_empty: &str) -> Result<(), Refusal> {
     let Some(v) = value else { return Ok(()) };
     if v.contains('\0') {
-        return Err(Refusal::invalid_input(format!(
-            "`{name}` holds a U+0000 (NUL) character. Nothing stored can hold one, and SQLite would stop comparing at it, quietly answering a shorter filter than the one sent. Nothing was searched. Remove the NUL and call again."
-        )));
+        return Err(Refusal::argument(
+            name,
+            "the text holds a U+0000 (NUL) character, which nothing stored can hold and at which SQLite would stop comparing, quietly answering a shorter filter than the one sent; nothing was searched",
+            "Remove the NUL and call again.",
+        ));
     }
     if v.is_empty() {
-        return Err(Refusal::invalid_input(format!(
-            "`{name}` is an empty string, which {why_empty}. Nothing was searched. Leave `{name}` out to not filter on it."
-        )));
+        return Err(Refusal::argument(
+            name,
+            &format!("an empty string {why_empty}; nothing was searched"),
+            &format!("Leave `{name}` out to not filter on it."),
+        ));
     }
     Ok(())
 }
@@ -92,11 +96,14 @@ pub(crate) fn check_vocabulary(
     omit: &str,
 ) -> Result<(), Refusal> {
     match value {
-        Some(v) if !accepted.contains(&v) => Err(Refusal::invalid_input(format!(
-            "`{name}` accepts {}; got {}.{hint} Nothing was searched. Leave `{name}` out {omit}.",
-            accepted.join(", "),
-            theurian_protocol::refusal_quote(v)
-        ))),
+        Some(v) if !accepted.contains(&v) => Err(Refusal::argument(
+            name,
+            &format!(
+                "the value is not one of {}; nothing was searched",
+                accepted.join(", ")
+            ),
+            &format!("Send one of those values{hint}, or leave `{name}` out {omit}."),
+        )),
         _ => Ok(()),
     }
 }
