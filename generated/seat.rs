@@ -20,8 +20,9 @@ use std::sync::OnceLock;
 pub const MAX_NESTING: usize = 32;
 /// Most values accepted: keys, values and array elements, plus the root.
 pub const MAX_NODES: usize = 100_000;
-/// Most characters of content accepted, summed over every string, key and number.
-pub const MAX_CONTENT_CHARS: usize = 12 * 1024 * 1024;
+/// Characters of content allowed beside the longest string an input schema admits (keys,
+/// numbers and every other string of the call), in the size check before validation.
+pub const ENVELOPE_CHARS: usize = 1024 * 1024;
 
 /// Compiled validators for every tool's input schema, and for response schemas once asked.
 ///
@@ -30,6 +31,10 @@ pub const MAX_CONTENT_CHARS: usize = 12 * 1024 * 1024;
 /// (about as much heap again as the inputs') out of the daemon.
 pub struct Seat {
     inputs: HashMap<ToolId, Validator>,
+    /// Most characters of content accepted, summed over every string, key and number: the
+    /// longest string any input schema admits (its `maxLength`) plus [`ENVELOPE_CHARS`], so the
+    /// size check never refuses what a schema allows.
+    max_content_chars: usize,
     responses: HashMap<ToolId, OnceLock<Result<Validator, String>>>,
 }
 
@@ -61,11 +66,23 @@ impl Seat {
     pub fn new() -> Result<Self, SeatError> {
         let mut inputs = HashMap::new();
         let mut responses = HashMap::new();
+        let mut longest = 0;
         for t in &TOOLS {
             inputs.insert(t.id, compile(t.input_schema)?);
             responses.insert(t.id, OnceLock::new());
+            let schema = bundled(t.input_schema).map_err(|e| SeatError(e.to_string()))?;
+            longest = longest.max(longest_string(&schema));
         }
-        Ok(Seat { inputs, responses })
+        Ok(Seat {
+            inputs,
+            responses,
+            max_content_chars: longest + ENVELOPE_CHARS,
+        })
+    }
+
+    /// Most characters of content a call may carry (see the field's note).
+    pub fn max_content_chars(&self) -> usize {
+        self.max_content_chars
     }
 
     /// Resolves the tool a caller named, refusing a name this contract does not define.
@@ -82,7 +99,7 @@ impl Seat {
     /// Checks raw arguments against `tool`'s input schema.
     pub fn check_input(&self, tool: ToolId, arguments: &Value) -> Result<(), Refusal> {
         let name = tool.spec().name;
-        check_size(name, arguments)?;
+        check_size(name, arguments, self.max_content_chars)?;
         let Some(validator) = self.inputs.get(&tool) else {
             return Err(Refusal::not_served(name));
         };
@@ -162,7 +179,25 @@ impl Seat {
 }
 
 /// Walks the arguments once, refusing past the nesting, node or content bound.
-fn check_size(tool: &str, arguments: &Value) -> Result<(), Refusal> {
+/// The largest `maxLength` anywhere in `schema`.
+fn longest_string(schema: &Value) -> usize {
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| match (k.as_str(), v) {
+                ("maxLength", Value::Number(n)) => n
+                    .as_u64()
+                    .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+                _ => longest_string(v),
+            })
+            .max()
+            .unwrap_or(0),
+        Value::Array(items) => items.iter().map(longest_string).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn check_size(tool: &str, arguments: &Value, max_content_chars: usize) -> Result<(), Refusal> {
     let mut nodes = 0usize;
     let mut chars = 0usize;
     let mut stack = vec![(arguments, 1usize)];
@@ -193,8 +228,8 @@ fn check_size(tool: &str, arguments: &Value) -> Result<(), Refusal> {
         if nodes > MAX_NODES {
             return Err(refuse("values", MAX_NODES));
         }
-        if chars > MAX_CONTENT_CHARS {
-            return Err(refuse("characters of content", MAX_CONTENT_CHARS));
+        if chars > max_content_chars {
+            return Err(refuse("characters of content", max_content_chars));
         }
     }
     Ok(())

@@ -15,6 +15,7 @@
 //! without a length) goes to rmcp untouched. The integration tests send calls both ways and
 //! compare the answers byte for byte.
 
+use crate::envelope;
 use crate::mcp::{refused, TheurianMcp};
 use axum::body::Body;
 use axum::extract::State;
@@ -72,15 +73,7 @@ struct CallParams {
 /// to check: the JSON content type, both media types accepted plainly, and a known protocol
 /// version from before per-request metadata, or none.
 fn plain_headers(headers: &HeaderMap, max_body: usize) -> bool {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split_once(';')
-                .map_or(v, |(essence, _)| essence)
-                .trim()
-                .eq_ignore_ascii_case("application/json")
-        });
+    let content_type = json_content(headers);
     // Quoted parameters could hide commas from a plain split, so any quote goes to rmcp.
     let accept: Option<Vec<&str>> = headers
         .get_all(header::ACCEPT)
@@ -120,24 +113,41 @@ fn plain_headers(headers: &HeaderMap, max_body: usize) -> bool {
         && !headers.contains_key("mcp-name")
 }
 
-/// The `/mcp` route: a plain `tools/call` answered here, everything else by rmcp.
+/// Whether the body is declared as JSON (the only media type MCP posts).
+fn json_content(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split_once(';')
+                .map_or(v, |(essence, _)| essence)
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        })
+}
+
+/// The `/mcp` route: every JSON body through the front door ([`envelope::check`]), then a
+/// plain `tools/call` answered here and everything else by rmcp.
 pub async fn route(State(direct): State<Direct>, request: Request<Body>) -> Response {
-    if request.method() != Method::POST || !plain_headers(request.headers(), direct.max_body) {
+    if request.method() != Method::POST || !json_content(request.headers()) {
         return direct.rmcp.handle(request).await.into_response();
     }
     let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, direct.max_body).await {
-        Ok(bytes) => bytes,
-        // The client went away mid-body or sent more than it declared: rmcp answers what it
-        // makes of an empty body.
-        Err(_) => {
-            let request = Request::from_parts(parts, Body::empty());
-            return direct.rmcp.handle(request).await.into_response();
-        }
+    let Ok(bytes) = axum::body::to_bytes(body, direct.max_body).await else {
+        // More than the bound arrived without a declared length (a declared one is refused by
+        // the guard), or the client went away mid-body.
+        return envelope::too_large(direct.max_body);
     };
-    let call = match serde_json::from_slice::<Call>(&bytes) {
-        Ok(call) => call,
-        Err(_) => {
+    let message = match envelope::check(&bytes) {
+        Ok(message) => message,
+        Err(fault) => return fault.response(),
+    };
+    let call = match plain_headers(&parts.headers, direct.max_body)
+        .then(|| Call::deserialize(&message).ok())
+        .flatten()
+    {
+        Some(call) => call,
+        None => {
             let request = Request::from_parts(parts, Body::from(bytes));
             return direct.rmcp.handle(request).await.into_response();
         }

@@ -45,9 +45,13 @@ fn bearer_matches(request: &Request, token: &str) -> bool {
     else {
         return false;
     };
-    let Some(presented) = value.strip_prefix("Bearer ") else {
+    // The scheme is case-insensitive (RFC 9110 §11.1); the token itself is not.
+    let Some((scheme, presented)) = value.trim_start().split_once(' ') else {
         return false;
     };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return false;
+    }
     let presented = presented.trim();
     !presented.is_empty() && bool::from(presented.as_bytes().ct_eq(token.as_bytes()))
 }
@@ -91,7 +95,7 @@ pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: 
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > MAX_REQUEST_BODY_BYTES) {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large").into_response();
+        return crate::envelope::too_large(MAX_REQUEST_BODY_BYTES);
     }
     next.run(request).await
 }

@@ -5,6 +5,8 @@
 //!   rmcp service mounted at `/mcp`.
 //! * [`direct`]: plain `tools/call` requests answered in the connection's task, with rmcp's
 //!   message types; every other request goes to rmcp.
+//! * [`envelope`]: the front door for `/mcp` bodies: malformed JSON and JSON-RPC shapes get
+//!   JSON-RPC errors (-32700, -32600, -32602) naming the key, never the transport's plain text.
 //! * [`mcp`]: the rmcp `ServerHandler`: `tools/list` from the generated table, `tools/call`
 //!   through the seat, then typed dispatch.
 //! * [`tools`]: one file per tool; [`tools::Handlers`] implements the generated trait.
@@ -19,6 +21,7 @@ pub mod app;
 pub mod connections;
 pub mod daemon;
 pub mod direct;
+pub mod envelope;
 pub mod guard;
 pub mod mcp;
 pub mod memory;

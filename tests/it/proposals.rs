@@ -738,3 +738,31 @@ fn accept_refuses_to_write_through_a_symlinked_knowledge_directory() {
         "nothing written outside"
     );
 }
+
+/// A body as long as the schema's `maxLength` allows (less the transport's envelope) passes the
+/// seat's size check: the check's bound comes from the schemas, not a smaller number of its own.
+#[tokio::test]
+async fn a_body_the_schema_admits_is_not_refused_by_a_smaller_hidden_bound() {
+    let (_repo, daemon) = serve().await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let body = format!("# Long\n\n{}\n", "word ".repeat(2_600_000));
+    assert!(body.len() > 13_000_000);
+    let answer = c
+        .call(
+            "knowledge.proposeChange",
+            draft("decision.long-body", json!({"body": body})),
+        )
+        .await;
+    let text = answer["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        !text.contains("characters of content"),
+        "{}",
+        &text[..text.len().min(300)]
+    );
+    assert_eq!(answer["isError"], false, "{}", &text[..text.len().min(300)]);
+    daemon.shutdown().await;
+}

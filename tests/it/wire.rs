@@ -315,11 +315,16 @@ async fn the_guard_enforces_token_host_origin_and_leaves_health_open() {
     let lower = http
         .post(daemon.url())
         .header("Authorization", format!("bearer {}", daemon.token))
+        .header("Accept", "application/json, text/event-stream")
         .json(&body)
         .send()
         .await
         .expect("send");
-    assert_eq!(lower.status(), 401, "the scheme is case-sensitive");
+    assert_eq!(
+        lower.status(),
+        200,
+        "the scheme is case-insensitive (RFC 9110)"
+    );
     assert_eq!(
         post(Some(&daemon.token))
             .header("Host", "evil.example")
@@ -503,6 +508,45 @@ async fn handler_refusals_name_the_key_and_never_echo_the_value() {
             !text.contains(project) || key != "projectId",
             "{tool} listed a registered project: {text}"
         );
+    }
+    daemon.shutdown().await;
+}
+
+/// Malformed bodies over the real socket get JSON-RPC errors, never the transport's plain
+/// text: -32700 for what is not JSON, -32600 for what is not one request, -32602 for a
+/// `tools/call` whose params are unusable.
+#[tokio::test]
+async fn malformed_bodies_get_json_rpc_errors_naming_the_fault() {
+    let daemon = Daemon::start(ToolNames::Dotted).await;
+    let client = daemon.client();
+    let cases: [(&[u8], u16, i64); 9] = [
+        (b"\xff\xfe\x00{", 400, -32700),
+        (br#"{"jsonrpc":"2.0","id":1,"method":"tools/list\ud800"}"#, 400, -32700),
+        (br#"{"jsonrpc":"2.0","id":NaN,"method":"tools/list"}"#, 400, -32700),
+        (br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#, 400, -32600),
+        (br#"{"jsonrpc":"1.0","id":1,"method":"tools/list"}"#, 400, -32600),
+        (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"project.list","name":"system.capabilities"}}"#, 400, -32600),
+        (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"project.list","arguments":"x"}}"#, 200, -32602),
+        (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"project.list","arguments":[1]}}"#, 200, -32602),
+        (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"project.list"}"#, 200, -32602),
+    ];
+    for (body, status, code) in cases {
+        let shown = String::from_utf8_lossy(body).into_owned();
+        let answer = client
+            .request(&json!({}))
+            .body(body.to_vec())
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(answer.status().as_u16(), status, "{shown}");
+        let kind = answer.headers()["content-type"]
+            .to_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(kind.starts_with("application/json"), "{shown}: {kind}");
+        let value: Value = answer.json().await.expect("JSON body");
+        assert_eq!(value["jsonrpc"], "2.0", "{shown}: {value}");
+        assert_eq!(value["error"]["code"], code, "{shown}: {value}");
     }
     daemon.shutdown().await;
 }
