@@ -494,3 +494,42 @@ fn compat_check_reads_a_declaration_file_and_refuses_mixed_input() {
     let out = theurian(dir.path(), dir.path(), &["compat", "check"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `doctor` and the daemon agree about the token: a file other users can read fails the
+/// check with its cure, and the daemon refuses to start on it for the same reason.
+#[test]
+fn doctor_fails_a_token_the_daemon_would_refuse() {
+    use std::os::unix::fs::PermissionsExt;
+    let data = tempfile::tempdir().expect("data");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+            .env("THEURIAN_DATA_DIR", data.path())
+            .current_dir(data.path())
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    assert!(run(&["--json", "auth", "rotate"]).status.success());
+    let token = data.path().join("auth/mcp-token");
+    for mode in [0o644, 0o640, 0o604] {
+        std::fs::set_permissions(&token, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        let doctor = run(&["--json", "doctor"]);
+        assert_eq!(doctor.status.code(), Some(1), "mode {mode:o}");
+        let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).expect("report");
+        let token_check = report["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .find(|c| c["check"] == "token")
+            .cloned()
+            .expect("token check");
+        assert_eq!(token_check["ok"], false, "mode {mode:o}: {token_check}");
+        assert!(token_check["remedy"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("chmod 600"));
+        let start = run(&["--json", "daemon", "start", "--foreground", "--port", "0"]);
+        assert!(!start.status.success(), "mode {mode:o}: the daemon started");
+        assert!(String::from_utf8_lossy(&start.stderr).contains("can be read by other users"));
+    }
+}

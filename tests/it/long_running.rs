@@ -133,6 +133,9 @@ async fn a_state_built_under_the_old_id_is_named_and_a_new_apply_rebuilds_it() {
     let next = registered["nextSteps"].to_string();
     assert!(next.contains("migrate apply"), "{registered}");
 
+    let doctor = repo.run(&["--json", "doctor"]);
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(report.contains("state project id"), "{report}");
     let daemon = Daemon::over(repo.data.path(), ToolNames::Dotted).await;
     let mut client = daemon.client();
     client.initialize().await;
@@ -147,6 +150,9 @@ async fn a_state_built_under_the_old_id_is_named_and_a_new_apply_rebuilds_it() {
     assert_eq!(served["isError"], false, "{served}");
     assert!(item_count(&served) > 20, "{served}");
     assert!(served["structuredContent"].get("integrity").is_none());
+    let doctor = repo.run(&["--json", "doctor"]);
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(!report.contains("state project id"), "{report}");
     daemon.shutdown().await;
 }
 

@@ -161,6 +161,20 @@ fn project(data: &DataDir, out: &mut Vec<Value>) {
         )),
         Err(e) => out.push(check("applied state", false, e.message, &e.remedy)),
     }
+    if let Some(id) = &registered {
+        let rt = theurian_core::store::pipeline::runtime();
+        let stale = rt.is_ok_and(|rt| {
+            rt.block_on(theurian_core::store::pipeline::active_state_built_for_another(&root, id))
+        });
+        if stale {
+            out.push(check(
+                "state project id",
+                false,
+                format!("the applied state was built before the project was registered as {id}, so the daemon serves nothing for it"),
+                "Run `theurian migrate apply`, then `theurian index build`.",
+            ));
+        }
+    }
     match theurian_core::index::pointer::IndexPointer::read(&state_dir) {
         Some(p) => {
             let fresh = set.as_ref().is_ok_and(|s| s.state_hash == p.state_hash) && !p.purge_failed;
