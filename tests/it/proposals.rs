@@ -591,23 +591,59 @@ fn accept_refuses_secrets_conflicts_and_lowering_and_moves_nothing() {
     };
     let before = migrations();
 
-    // A secret in the body: blocked by default, nothing moves; accepted with a warning under warn.
+    // A secret in the body: the draft itself is refused under the default policy; one drafted
+    // under warn (or edited in by hand) is blocked at accept once the policy is block again,
+    // nothing moves; accepted with a warning under warn.
     let token = format!("ghp_{}", "A1b2".repeat(9));
+    let config = root.join(".theurian/config.yaml");
+    let blocking = std::fs::read_to_string(&config).expect("config");
+    assert!(blocking.contains("secretScan: block"), "{blocking}");
+    std::fs::write(&body, format!("use {token}\n")).expect("body");
+    let args = [
+        "--json",
+        "propose",
+        "--item-id",
+        "decision.with-secret",
+        "--title",
+        "A note",
+        "--kind",
+        "decision",
+        "--owner",
+        "platform",
+        "--author",
+        "Jane Doe",
+        "--description",
+        "d",
+        "--body-file",
+        &body.display().to_string(),
+        "--agent-id",
+        "me",
+        "--task-id",
+        "t",
+        "--model",
+        "none",
+        "--reasoning",
+        "r",
+        "--authored-here",
+    ]
+    .map(str::to_owned);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let text = repo.refused(&args, 2);
+    assert!(
+        text.contains("body:1:5: github-token") && !text.contains(&token),
+        "{text}"
+    );
+    let warn = blocking.replace("secretScan: block", "secretScan: warn");
+    std::fs::write(&config, &warn).expect("config");
     let secret = draft_cli("decision.with-secret", &format!("use {token}\n"), &[]);
+    std::fs::write(&config, &blocking).expect("config");
     let text = repo.refused(&["--json", "propose", "accept", &secret], 1);
     assert!(
         text.contains("github-token") && !text.contains(&token),
         "{text}"
     );
     assert_eq!(migrations(), before);
-    let config = root.join(".theurian/config.yaml");
-    let blocking = std::fs::read_to_string(&config).expect("config");
-    assert!(blocking.contains("secretScan: block"), "{blocking}");
-    std::fs::write(
-        &config,
-        blocking.replace("secretScan: block", "secretScan: warn"),
-    )
-    .expect("config");
+    std::fs::write(&config, &warn).expect("config");
     let warned = repo.ok(&["--json", "propose", "accept", &secret]);
     assert_eq!(warned["secretFindings"].as_array().map(Vec::len), Some(1));
     assert_eq!(migrations(), before + 1);
@@ -764,5 +800,64 @@ async fn a_body_the_schema_admits_is_not_refused_by_a_smaller_hidden_bound() {
         &text[..text.len().min(300)]
     );
     assert_eq!(answer["isError"], false, "{}", &text[..text.len().min(300)]);
+    daemon.shutdown().await;
+}
+
+/// A draft carrying a secret is refused before anything is written to the Git-tracked
+/// proposals directory, wherever the secret sits; the refusal names the field and the family,
+/// never the secret.
+#[tokio::test]
+async fn a_draft_carrying_a_secret_writes_nothing() {
+    let (repo, daemon) = serve().await;
+    let mut c = daemon.client();
+    c.initialize().await;
+    let key = "AKIAQZXWVUTSRPONMLKJ";
+    let proposals = repo.dir.path().join(".theurian/proposals");
+    let before = std::fs::read_dir(&proposals).map_or(0, |d| d.count());
+    for (field, extra) in [
+        (
+            "body",
+            json!({"body": format!("# Keys\n\nexport AWS_KEY={key}\n")}),
+        ),
+        (
+            "description",
+            json!({"description": format!("Rotate {key} today")}),
+        ),
+        ("title", json!({"title": format!("Key {key}")})),
+        (
+            "evidence/reasoning",
+            json!({"evidence": {"agentId": "a", "taskId": "t", "model": "m", "reasoning": format!("saw {key}")}}),
+        ),
+    ] {
+        let answer = c
+            .call("knowledge.proposeChange", draft("decision.leaky", extra))
+            .await;
+        assert_eq!(answer["isError"], true, "{field}: {answer}");
+        let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.contains(&format!("{field}:")) && text.contains("aws-access-key-id"),
+            "{text}"
+        );
+        assert!(!text.contains(key), "{text}");
+        let after = std::fs::read_dir(&proposals).map_or(0, |d| d.count());
+        assert_eq!(after, before, "{field}: a proposal was written");
+    }
+    let migration = c
+        .call(
+            "knowledge.generateMigrationDraft",
+            json!({
+                "projectId": PROJECT,
+                "document": {"description": format!("Use {key}"), "operations": [{"op": "changeOwner", "itemId": EXISTING, "owner": "sec"}]},
+                "evidence": {"agentId": "a", "taskId": "t", "model": "m", "reasoning": "r"},
+            }),
+        )
+        .await;
+    assert_eq!(migration["isError"], true, "{migration}");
+    let text = migration["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("document:") && !text.contains(key), "{text}");
+    assert_eq!(
+        std::fs::read_dir(&proposals).map_or(0, |d| d.count()),
+        before
+    );
     daemon.shutdown().await;
 }

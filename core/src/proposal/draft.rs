@@ -73,6 +73,82 @@ pub struct ContentRequest {
     pub record_defaults: bool,
 }
 
+/// Refuses a draft that appears to carry a secret, before anything is written: a proposal
+/// lands in the Git-tracked `proposals/` (its file names come from the title), so waiting for
+/// `propose accept` to notice would already have put the secret where it gets committed.
+/// Under `security.secretScan: warn` or `off` the draft goes ahead (accept reports under warn).
+/// Findings name the field, line, column and family, never the text.
+fn screen_secrets(root: &Path, fields: &[(String, &str)]) -> Result<(), DraftError> {
+    if crate::secrets::policy(root)? != crate::secrets::Policy::Block {
+        return Ok(());
+    }
+    let mut found = Vec::new();
+    for (name, text) in fields {
+        for f in crate::secrets::scan(text, 5) {
+            found.push(format!("{name}:{}:{}: {}", f.line, f.column, f.family));
+        }
+        if found.len() >= 10 {
+            break;
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(DraftError::refused(
+        format!("The draft appears to carry a secret ({}), so nothing was written.", found.join("; ")),
+        "Remove the secret and rotate it (it has left your hands), then draft again. If it is a false positive, the project can set `security.secretScan: warn` in .theurian/config.yaml.",
+    ))
+}
+
+/// Every string inside `value`, one per line (a secret split across escapes reassembles).
+fn strings_of(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings_of(v, out)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            out.push(k.clone());
+            strings_of(v, out);
+        }),
+        _ => {}
+    }
+}
+
+impl ContentRequest {
+    /// Every text the request would write, named by its key path.
+    fn screened_fields(&self) -> Vec<(String, &str)> {
+        let mut fields: Vec<(String, &str)> = vec![
+            ("itemId".into(), &self.item_id),
+            ("title".into(), &self.title),
+            ("owner".into(), &self.owner),
+            ("author".into(), &self.author),
+            ("description".into(), &self.description),
+            ("body".into(), &self.body),
+            ("evidence/agentId".into(), &self.evidence.agent_id),
+            ("evidence/taskId".into(), &self.evidence.task_id),
+            ("evidence/model".into(), &self.evidence.model),
+            ("evidence/reasoning".into(), &self.evidence.reasoning),
+        ];
+        for (i, label) in self.labels.iter().enumerate() {
+            fields.push((format!("labels/{i}"), label));
+        }
+        for (i, path) in self.scope_paths.iter().enumerate() {
+            fields.push((format!("scopePaths/{i}"), path));
+        }
+        for (i, a) in self.source_anchors.iter().enumerate() {
+            fields.push((format!("sourceAnchors/{i}/sourceUri"), &a.source_uri));
+            for (key, v) in [("repository", &a.repository), ("filePath", &a.file_path)] {
+                if let Some(v) = v {
+                    fields.push((format!("sourceAnchors/{i}/{key}"), v));
+                }
+            }
+        }
+        if let Some(ns) = &self.namespace {
+            fields.push(("namespace".into(), ns));
+        }
+        fields
+    }
+}
+
 /// `N` fresh ULIDs from one instant, each greater than the one before, so a proposal sorts
 /// before its migration and the migration before its revision.
 fn consecutive_ids<const N: usize>() -> Result<[String; N], DraftError> {
@@ -243,6 +319,7 @@ impl DraftOnly {
                 return Err(blank(field));
             }
         }
+        screen_secrets(self.root(), &req.screened_fields())?;
         let (kind, trust, sensitivity) = vocabulary(
             &req.kind,
             req.trust_level.as_deref(),
@@ -635,6 +712,19 @@ impl DraftOnly {
         evidence: &Evidence,
         local: bool,
     ) -> Result<MigrationDraft, DraftError> {
+        let mut texts = Vec::new();
+        strings_of(&Value::Object(document.clone()), &mut texts);
+        let document_text = texts.join("\n");
+        screen_secrets(
+            self.root(),
+            &[
+                ("document".into(), &document_text),
+                ("evidence/reasoning".into(), &evidence.reasoning),
+                ("evidence/model".into(), &evidence.model),
+                ("evidence/agentId".into(), &evidence.agent_id),
+                ("evidence/taskId".into(), &evidence.task_id),
+            ],
+        )?;
         let ops = document
             .get("operations")
             .and_then(Value::as_array)
