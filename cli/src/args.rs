@@ -452,6 +452,18 @@ pub enum BenchCommand {
         #[arg(long)]
         corpus: Vec<PathBuf>,
     },
+    /// Keep a daemon under read load while states change under it (new committed migrations
+    /// applied and indexed, the state directory deleted and rebuilt, re-registrations, index
+    /// gc): checks every answer against the state it names and reports the daemon's memory and
+    /// open descriptors, with their slope after warm-up. Needs the `git` command.
+    Soak {
+        /// New states to make under the running daemon.
+        #[arg(long, default_value_t = 500)]
+        states: usize,
+        /// Concurrent readers, each on its own kept-alive connection.
+        #[arg(long, default_value_t = 8)]
+        clients: usize,
+    },
     /// Time `findings build` (history walk, trailer parse, store swap) over a generated
     /// repository, best of `--runs`. Needs the `git` command to make the repository.
     Findings {

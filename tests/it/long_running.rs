@@ -120,7 +120,7 @@ async fn new_states_one_after_another_keep_what_is_held_open_bounded() {
         assert_eq!(now, last + 1, "state {n} is the one served");
         last = now;
     }
-    assert!(daemon.state.pools.held() <= theurian_core::knowledge::pool::MAX_POOLS);
+    assert!(daemon.state.pools.held() <= theurian_core::knowledge::pool::MAX_POOLS_PER_DIRECTORY);
     daemon.shutdown().await;
 }
 
@@ -196,4 +196,39 @@ fn a_state_or_runtime_directory_linked_out_of_the_repository_is_never_written_th
         assert!(!doctor.status.success(), "doctor passed: {report}");
         assert!(report.contains("resolves outside the project"), "{report}");
     }
+}
+
+/// The short form of `theurian bench soak` (the note reports the long one): the real daemon
+/// under four readers while twenty states are made under it. Every answer is right for the
+/// state it names or a designed refusal, and the daemon's descriptors stay within what its
+/// bounded caches can hold.
+#[test]
+fn a_short_soak_gives_only_right_answers_and_designed_refusals() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .args([
+            "--json",
+            "bench",
+            "soak",
+            "--states",
+            "20",
+            "--clients",
+            "4",
+        ])
+        .output()
+        .expect("soak");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["unexpected"], 0, "{report}");
+    assert!(report["answers"].as_u64() > Some(100), "{report}");
+    assert!(report["designedRefusals"].as_u64() > Some(0), "{report}");
+    // Two pools of four connections, each with its log and shared-memory files, eight index
+    // builds and the listener: far below this however many states were made.
+    let last = report["openDescriptors"]["last"]
+        .as_f64()
+        .unwrap_or(f64::MAX);
+    assert!(last < 150.0, "{report}");
 }

@@ -31,6 +31,7 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             keep,
         } => super::bench_search::run(items, queries, keep.as_deref()),
         BenchCommand::Findings { commits, runs } => super::bench_findings::run(commits, runs),
+        BenchCommand::Soak { states, clients } => super::bench_soak::run(states, clients),
         BenchCommand::Fuzz {
             targets,
             executions,

@@ -31,7 +31,7 @@ fn fail(what: &str, e: impl std::fmt::Display) -> CoreError {
     )
 }
 
-fn percentiles(mut samples: Vec<Duration>) -> Value {
+pub(crate) fn percentiles(mut samples: Vec<Duration>) -> Value {
     samples.sort();
     let at = |p: f64| {
         samples
@@ -94,7 +94,7 @@ fn short_queries(items: &[read::ItemView], rng: &mut Rng) -> Vec<String> {
 
 /// One MCP call on a kept-alive connection; returns the response body. Reads are buffered so
 /// the figure is the daemon's time, not a system call per byte on the client side.
-fn post(
+pub(crate) fn post(
     stream: &mut std::io::BufReader<std::net::TcpStream>,
     port: u16,
     token: &str,

@@ -5,6 +5,7 @@ mod bench;
 mod bench_findings;
 mod bench_fuzz;
 mod bench_search;
+mod bench_soak;
 mod compat;
 mod daemon;
 mod doctor;

@@ -28,6 +28,8 @@ use std::time::SystemTime;
 pub const MAX_ROWS_PER_DATABASE: usize = 200_000;
 /// Databases remembered at once; a project's older states fall out first.
 pub const MAX_DATABASES: usize = 16;
+/// Databases remembered per state directory (the current state and one pinned snapshot).
+pub const MAX_PER_DIRECTORY: usize = 2;
 
 /// An item as the gate checks it: its current revision (body left empty) and the SHA-256 of the
 /// text the index was built from (`title + "\n\n" + body`).
@@ -88,18 +90,34 @@ struct Inner {
 }
 
 impl Inner {
+    /// Drops the least recently used memo among those `among` accepts.
+    fn forget_oldest(&mut self, among: impl Fn(&(PathBuf, String)) -> bool) {
+        let oldest = self
+            .by_database
+            .iter()
+            .filter(|(k, _)| among(k))
+            .min_by_key(|(_, m)| m.last_used)
+            .map(|(k, _)| k.clone());
+        match oldest {
+            Some(key) => {
+                self.by_database.remove(&key);
+            }
+            None => self.by_database.clear(),
+        }
+    }
+
     /// The memo for `key`, reset when the file's stamp moved, made when missing.
     fn memo(&mut self, key: &(PathBuf, String), now: &Stamp) -> &mut Memo {
         self.clock += 1;
         let clock = self.clock;
-        if !self.by_database.contains_key(key) && self.by_database.len() >= MAX_DATABASES {
-            if let Some(oldest) = self
-                .by_database
-                .iter()
-                .min_by_key(|(_, m)| m.last_used)
-                .map(|(k, _)| k.clone())
-            {
-                self.by_database.remove(&oldest);
+        if !self.by_database.contains_key(key) {
+            // A project's older states fall out first: at most two per state directory.
+            let sibling = |k: &(PathBuf, String)| k.0.parent() == key.0.parent();
+            while self.by_database.keys().filter(|k| sibling(k)).count() >= MAX_PER_DIRECTORY {
+                self.forget_oldest(sibling);
+            }
+            while self.by_database.len() >= MAX_DATABASES {
+                self.forget_oldest(|_| true);
             }
         }
         let memo = self.by_database.entry(key.clone()).or_insert_with(|| Memo {
@@ -291,18 +309,31 @@ mod tests {
             main: None,
             wal: None,
         };
+        let db = |dir: &str| {
+            (
+                PathBuf::from(format!("/{dir}/state.sqlite")),
+                "p".to_owned(),
+            )
+        };
         for i in 0..MAX_DATABASES {
-            inner.memo(&(PathBuf::from(format!("/db{i}")), "p".into()), &s);
+            inner.memo(&db(&format!("p{i}")), &s);
         }
-        inner.memo(&(PathBuf::from("/db0"), "p".into()), &s);
-        inner.memo(&(PathBuf::from("/new"), "p".into()), &s);
+        inner.memo(&db("p0"), &s);
+        inner.memo(&db("new"), &s);
         assert_eq!(inner.by_database.len(), MAX_DATABASES);
-        assert!(inner
+        assert!(inner.by_database.contains_key(&db("p0")));
+        assert!(!inner.by_database.contains_key(&db("p1")));
+        // One project's successive states keep at most their share.
+        for i in 0..5 {
+            let key = (PathBuf::from(format!("/p2/s{i}.sqlite")), "p".to_owned());
+            inner.memo(&key, &s);
+        }
+        let in_p2 = inner
             .by_database
-            .contains_key(&(PathBuf::from("/db0"), "p".into())));
-        assert!(!inner
-            .by_database
-            .contains_key(&(PathBuf::from("/db1"), "p".into())));
+            .keys()
+            .filter(|k| k.0.parent() == Some(std::path::Path::new("/p2")))
+            .count();
+        assert_eq!(in_p2, MAX_PER_DIRECTORY);
     }
 
     #[test]

@@ -24,6 +24,9 @@ const PAGE_CACHE_KIB: i64 = 256;
 /// Pools held at once. A project is read through one state at a time (plus the odd pinned
 /// snapshot), so this covers several projects served side by side.
 pub const MAX_POOLS: usize = 8;
+/// Pools held per state directory: the current state and one pinned snapshot. A project that
+/// applies state after state then never holds more than this, whatever the overall bound.
+pub const MAX_POOLS_PER_DIRECTORY: usize = 2;
 /// How long an idle connection stays open: a state nobody reads gives its descriptors back.
 const IDLE_CONNECTION: Duration = Duration::from_secs(60);
 
@@ -73,18 +76,14 @@ impl ReadPools {
                     if let Some(stale) = inner.pools.remove(path) {
                         closing.push(stale.pool);
                     }
+                    let sibling = |k: &PathBuf| k.parent() == path.parent();
+                    while inner.pools.keys().filter(|k| sibling(k)).count()
+                        >= MAX_POOLS_PER_DIRECTORY
+                    {
+                        closing.extend(evict_oldest(&mut inner.pools, sibling));
+                    }
                     while inner.pools.len() >= MAX_POOLS {
-                        let Some(oldest) = inner
-                            .pools
-                            .iter()
-                            .min_by_key(|(_, h)| h.last_used)
-                            .map(|(k, _)| k.clone())
-                        else {
-                            break;
-                        };
-                        if let Some(evicted) = inner.pools.remove(&oldest) {
-                            closing.push(evicted.pool);
-                        }
+                        closing.extend(evict_oldest(&mut inner.pools, |_| true));
                     }
                     let pool = open(path);
                     inner.pools.insert(
@@ -111,6 +110,19 @@ impl ReadPools {
             .pools
             .len()
     }
+}
+
+/// Removes the least recently used pool among those whose path `among` accepts.
+fn evict_oldest(
+    pools: &mut HashMap<PathBuf, Held>,
+    among: impl Fn(&PathBuf) -> bool,
+) -> Option<SqlitePool> {
+    let oldest = pools
+        .iter()
+        .filter(|(k, _)| among(k))
+        .min_by_key(|(_, h)| h.last_used)
+        .map(|(k, _)| k.clone())?;
+    pools.remove(&oldest).map(|h| h.pool)
 }
 
 fn open(path: &Path) -> SqlitePool {
@@ -187,11 +199,19 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn no_more_than_the_bound_is_held() {
+    async fn one_directory_holds_at_most_its_share_and_all_at_most_the_bound() {
         let dir = tempfile::tempdir().expect("tempdir");
         let pools = ReadPools::default();
+        for i in 0..5 {
+            let db = dir.path().join(format!("one{i}.sqlite"));
+            make(&db, &i.to_string()).await;
+            assert_eq!(marker(&pools.get(&db)).await, i.to_string());
+        }
+        assert_eq!(pools.held(), MAX_POOLS_PER_DIRECTORY);
         for i in 0..MAX_POOLS + 5 {
-            let db = dir.path().join(format!("s{i}.sqlite"));
+            let project = dir.path().join(format!("p{i}"));
+            std::fs::create_dir(&project).expect("mkdir");
+            let db = project.join("s.sqlite");
             make(&db, &i.to_string()).await;
             assert_eq!(marker(&pools.get(&db)).await, i.to_string());
         }

@@ -1,0 +1,436 @@
+//! `theurian bench soak`: a daemon kept under steady read load while new states are made under
+//! it, the way a team's day goes — new committed migrations applied and indexed, the state
+//! directory deleted and rebuilt, the project re-registered under another id and back, old
+//! index builds collected. It checks two things a short test cannot:
+//!
+//! * **Every answer is right for a state that existed when it was given**: a status answer's
+//!   item count is the one recorded for the state hash it names, no answer reports damage
+//!   (the symptom of a deleted database still being read), and the only refusals are the
+//!   designed ones for the moments a state or registration is missing.
+//! * **What the daemon holds stays flat**: resident memory and open descriptors are sampled
+//!   after every state, and the slope after warm-up is reported per 100 states.
+//!
+//! The daemon is the real binary in its own process, so its memory and descriptors are its own.
+
+use super::bench_search::post;
+use crate::demo;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::BufReader;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use theurian_core::datadir::DataDir;
+use theurian_core::index::build::{build, gc, BuildOptions};
+use theurian_core::migrate::MigrationSet;
+use theurian_core::progress::SILENT;
+use theurian_core::proposal::accept::accept;
+use theurian_core::proposal::draft::{ContentRequest, DraftOnly, Evidence, AUTHORED_HERE};
+use theurian_core::registry::Registry;
+use theurian_core::store::pipeline::{self, Project};
+use theurian_core::{gitdir, serving_profile, CoreError};
+
+/// The id the project is moved to and back from in the re-registration step.
+const OTHER_ID: &str = "acme-ledger-moved";
+/// Refusal codes a reader may meet by design while a state or registration is missing.
+const DESIGNED: &[&str] = &["STATE_UNAVAILABLE", "PROJECT_NOT_REGISTERED"];
+
+fn fail(what: &str, e: impl std::fmt::Display) -> CoreError {
+    CoreError::failure(
+        format!("The soak benchmark could not {what}: {e}."),
+        "It needs the `git` command on PATH and a writable $TMPDIR.",
+    )
+}
+
+/// What the readers saw.
+#[derive(Default)]
+struct Tally {
+    answered: AtomicU64,
+    designed: AtomicU64,
+    unexpected: AtomicU64,
+    /// The first few unexpected answers, for the report.
+    examples: Mutex<Vec<String>>,
+}
+
+impl Tally {
+    fn wrong(&self, what: String) {
+        self.unexpected.fetch_add(1, Ordering::Relaxed);
+        let mut examples = self.examples.lock().unwrap_or_else(|p| p.into_inner());
+        if examples.len() < 5 {
+            examples.push(what.chars().take(400).collect());
+        }
+    }
+}
+
+/// State hash → item count `knowledge.status` must report for it.
+type Expected = Arc<RwLock<HashMap<String, u64>>>;
+
+/// Runs the soak: `states` new states under `clients` readers.
+pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
+    let work = tempfile::tempdir().map_err(|e| fail("make a scratch directory", e))?;
+    let (data, built) = demo::prepare(work.path())?;
+    let root = PathBuf::from(built["project"].as_str().unwrap_or_default());
+    let expected: Expected = Arc::default();
+    let first_hash = built["stateHash"].as_str().unwrap_or_default().to_owned();
+    let mut daemon = Daemon::start(&data)?;
+    let (port, token) = (daemon.port, daemon.token.clone());
+    let mut count = first_count(port, &token)?;
+    expected
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(first_hash, count);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let tally = Arc::new(Tally::default());
+    let readers: Vec<_> = (0..clients.max(1))
+        .map(|n| {
+            let (stop, tally, expected, token) =
+                (stop.clone(), tally.clone(), expected.clone(), token.clone());
+            std::thread::spawn(move || read_until(n, port, &token, &stop, &tally, &expected))
+        })
+        .collect();
+
+    let started = Instant::now();
+    let mut samples = Vec::with_capacity(states);
+    let mut actions: HashMap<&str, usize> = HashMap::new();
+    let writer = (|| -> Result<(), CoreError> {
+        for n in 0..states {
+            let action = match n % 10 {
+                0..=5 => {
+                    count += 1;
+                    new_item(&data, &root, n, count, &expected)?;
+                    "new committed migration"
+                }
+                6 | 7 => {
+                    std::fs::remove_dir_all(root.join(".theurian/state"))
+                        .map_err(|e| fail("delete the state", e))?;
+                    apply_and_index(&data, &root)?;
+                    "state deleted and rebuilt"
+                }
+                8 => {
+                    reregister(&data, &root)?;
+                    "re-registered and back"
+                }
+                _ => {
+                    gc(&root)?;
+                    "index gc"
+                }
+            };
+            *actions.entry(action).or_default() += 1;
+            samples.push(daemon.sample());
+        }
+        Ok(())
+    })();
+    stop.store(true, Ordering::Relaxed);
+    for reader in readers {
+        let _ = reader.join();
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    daemon.stop();
+    writer?;
+    let warm = states / 5;
+    let (rss, fds): (Vec<f64>, Vec<f64>) = samples.iter().copied().unzip();
+    let examples = tally
+        .examples
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    Ok(json!({
+        "benchmark": "daemon under read load while states change under it",
+        "states": states,
+        "clients": clients,
+        "seconds": (seconds * 10.0).round() / 10.0,
+        "actions": actions,
+        "answers": tally.answered.load(Ordering::Relaxed),
+        "designedRefusals": tally.designed.load(Ordering::Relaxed),
+        "unexpected": tally.unexpected.load(Ordering::Relaxed),
+        "unexpectedExamples": examples,
+        "residentKiB": trend(&rss, warm),
+        "openDescriptors": trend(&fds, warm),
+    }))
+}
+
+/// First, after-warm-up, last and peak of a series, and its least-squares slope per 100
+/// samples after warm-up.
+fn trend(series: &[f64], warm: usize) -> Value {
+    let tail = &series[warm.min(series.len())..];
+    let n = tail.len() as f64;
+    let slope = if tail.len() < 2 {
+        0.0
+    } else {
+        let mean_x = (n - 1.0) / 2.0;
+        let mean_y = tail.iter().sum::<f64>() / n;
+        let (mut num, mut den) = (0.0, 0.0);
+        for (i, y) in tail.iter().enumerate() {
+            let dx = i as f64 - mean_x;
+            num += dx * (y - mean_y);
+            den += dx * dx;
+        }
+        num / den
+    };
+    json!({
+        "first": series.first(),
+        "afterWarmUp": tail.first(),
+        "last": series.last(),
+        "peak": series.iter().copied().fold(0.0, f64::max),
+        "slopePer100States": (slope * 100.0 * 10.0).round() / 10.0,
+    })
+}
+
+/// One reader: status and search in turn on a kept-alive connection, each answer checked.
+fn read_until(
+    n: usize,
+    port: u16,
+    token: &str,
+    stop: &AtomicBool,
+    tally: &Tally,
+    expected: &Expected,
+) {
+    let mut stream = None;
+    let mut i = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        i += 1;
+        let status = i % 2 == 0;
+        let arguments = if status {
+            json!({"projectId": demo::PROJECT_ID})
+        } else {
+            json!({"projectId": demo::PROJECT_ID, "query": "retry outbound calls with backoff"})
+        };
+        let tool = if status {
+            "knowledge.status"
+        } else {
+            "knowledge.search"
+        };
+        let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}).to_string();
+        let connection = match stream.as_mut() {
+            Some(s) => s,
+            None => match TcpStream::connect(("127.0.0.1", port)) {
+                Ok(s) => stream.insert(BufReader::new(s)),
+                Err(e) => {
+                    tally.wrong(format!("reader {n}: connect: {e}"));
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            },
+        };
+        match post(connection, port, token, &body) {
+            Ok(text) => judge(&text, status, tally, expected),
+            Err(e) => {
+                tally.wrong(format!("reader {n}: {tool}: {e}"));
+                stream = None;
+            }
+        }
+    }
+}
+
+/// Sorts one answer into right, designed refusal, or wrong.
+fn judge(text: &str, status: bool, tally: &Tally, expected: &Expected) {
+    let answer: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    let result = &answer["result"];
+    if result["isError"] == true {
+        let code = result["_meta"]["code"].as_str().unwrap_or_default();
+        if DESIGNED.contains(&code) {
+            tally.designed.fetch_add(1, Ordering::Relaxed);
+        } else {
+            tally.wrong(format!("refused {code}: {text}"));
+        }
+        return;
+    }
+    let content = &result["structuredContent"];
+    if result["isError"] != false || !content.is_object() {
+        return tally.wrong(format!("not an answer: {text}"));
+    }
+    if content.get("integrity").is_some() {
+        return tally.wrong(format!("damage reported: {text}"));
+    }
+    if status {
+        let hash = content["stateHash"].as_str().unwrap_or_default();
+        let known = expected
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hash)
+            .copied();
+        let items = content["itemCount"].as_u64();
+        if known.is_none() || known != items {
+            return tally.wrong(format!(
+                "state {hash} reported {items:?} items where {known:?} were written"
+            ));
+        }
+    }
+    tally.answered.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The item count the daemon reports for the first state.
+fn first_count(port: u16, token: &str) -> Result<u64, CoreError> {
+    let stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| fail("connect", e))?;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "knowledge.status", "arguments": {"projectId": demo::PROJECT_ID}}}).to_string();
+    let text = post(&mut BufReader::new(stream), port, token, &body)
+        .map_err(|e| fail("read the first status", e))?;
+    let answer: Value =
+        serde_json::from_str(&text).map_err(|e| fail("parse the first status", e))?;
+    answer["result"]["structuredContent"]["itemCount"]
+        .as_u64()
+        .ok_or_else(|| fail("read the first status", "no itemCount"))
+}
+
+/// A person's new item: drafted, accepted, committed, applied and indexed. The count it
+/// will be served with is recorded before the state exists.
+fn new_item(
+    data: &DataDir,
+    root: &Path,
+    n: usize,
+    count: u64,
+    expected: &Expected,
+) -> Result<(), CoreError> {
+    let request = ContentRequest {
+        item_id: format!("operations.soak-{n}"),
+        title: format!("Nightly close step {n}"),
+        kind: "operations".into(),
+        owner: "ledger-team".into(),
+        author: "soak@example.com".into(),
+        description: format!("Step {n} of the nightly close."),
+        body: format!("# Nightly close step {n}\n\nStep {n} reconciles the ledger against the bank feed before the books close for the day.\n"),
+        content_type: "text/markdown".into(),
+        evidence: Evidence {
+            agent_id: "soak".into(),
+            task_id: "bench soak".into(),
+            model: "none".into(),
+            reasoning: "benchmark".into(),
+        },
+        source_anchors: Vec::new(),
+        labels: vec![AUTHORED_HERE.to_owned()],
+        scope_paths: Vec::new(),
+        namespace: None,
+        trust_level: None,
+        sensitivity: None,
+        expected_revision: None,
+        local: true,
+        record_defaults: false,
+    };
+    let draft = DraftOnly::open(root, None)?.draft_content(&request)?;
+    let staged = root.join(draft.proposal_directory.as_str());
+    let landed = accept(root, draft.proposal_id.as_str());
+    let _ = std::fs::remove_dir_all(&staged);
+    landed?;
+    git(root, &["add", "-A"])?;
+    git(root, &["commit", "-q", "-m", &format!("Soak step {n}")])?;
+    let set = MigrationSet::load(root)?;
+    expected
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(set.state_hash.clone(), count);
+    apply_and_index(data, root)
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<(), CoreError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["-c", "user.name=soak", "-c", "user.email=soak@example.com"])
+        .args(args)
+        .output()
+        .map_err(|e| fail("run git", e))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(fail("commit", String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+fn apply_and_index(data: &DataDir, root: &Path) -> Result<(), CoreError> {
+    let repo = gitdir::discover(root)?;
+    let set = MigrationSet::load(root)?;
+    let project = Project::new(repo.root.clone(), demo::PROJECT_ID, &repo, None);
+    let runtime = pipeline::runtime()?;
+    runtime.block_on(pipeline::apply(data, &project, &set, &SILENT))?;
+    let visible = serving_profile::load(data)?.visible_names();
+    let options = BuildOptions {
+        progress: &SILENT,
+        include_unapproved: false,
+        no_embeddings: false,
+        raptor: false,
+    };
+    runtime.block_on(build(data, root, demo::PROJECT_ID, &visible, options))?;
+    Ok(())
+}
+
+/// Registers the project under another id, lets the readers meet that for a moment, and
+/// registers it back.
+fn reregister(data: &DataDir, root: &Path) -> Result<(), CoreError> {
+    let repo = gitdir::discover(root)?;
+    let mut registry = Registry::load(data)?;
+    registry.unregister(data, demo::PROJECT_ID)?;
+    registry.register(data, &repo, Some(OTHER_ID))?;
+    std::thread::sleep(Duration::from_millis(20));
+    let mut registry = Registry::load(data)?;
+    registry.unregister(data, OTHER_ID)?;
+    registry.register(data, &repo, Some(demo::PROJECT_ID))?;
+    Ok(())
+}
+
+/// The real daemon binary serving `data`, in the foreground of a child process.
+struct Daemon {
+    child: Child,
+    port: u16,
+    token: String,
+}
+
+impl Daemon {
+    fn start(data: &DataDir) -> Result<Daemon, CoreError> {
+        let exe = std::env::current_exe().map_err(|e| fail("find this binary", e))?;
+        let child = Command::new(exe)
+            .env("THEURIAN_DATA_DIR", data.root())
+            .env("RUST_LOG", "error")
+            .args(["daemon", "start", "--foreground", "--port", "0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| fail("start the daemon", e))?;
+        let mut daemon = Daemon {
+            child,
+            port: 0,
+            token: String::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Some(info) = theurian_server::daemon::read_lock_info(data) {
+                if info.port != 0 && theurian_server::daemon::probe(info.port).is_some() {
+                    daemon.port = info.port;
+                    daemon.token = theurian_core::token::read(&data.token())?.unwrap_or_default();
+                    return Ok(daemon);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        daemon.stop();
+        Err(fail("start the daemon", "it never answered /health"))
+    }
+
+    /// Resident memory in KiB and open descriptors, from /proc.
+    fn sample(&self) -> (f64, f64) {
+        let proc = PathBuf::from(format!("/proc/{}", self.child.id()));
+        let rss = std::fs::read_to_string(proc.join("status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("VmRSS:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            })
+            .unwrap_or(0.0);
+        let fds = std::fs::read_dir(proc.join("fd")).map_or(0, |d| d.count()) as f64;
+        (rss, fds)
+    }
+
+    fn stop(&mut self) {
+        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+            // SAFETY: signals the child this benchmark started.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let _ = self.child.wait();
+    }
+}
