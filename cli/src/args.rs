@@ -437,9 +437,10 @@ pub enum BenchCommand {
         runs: usize,
     },
     /// Fuzz the parsers that read untrusted input (tool arguments, migration files, evidence
-    /// files, commit messages) with mutated seeds; fails when any input panics.
+    /// files, commit messages, MCP request bodies) with mutated seeds; fails when any input
+    /// panics. The coverage-guided harness for the same targets is fuzz/afl/run.sh.
     Fuzz {
-        /// arguments, migration, evidence, trailer or all (repeatable).
+        /// arguments, migration, evidence, trailer, envelope or all (repeatable).
         #[arg(long = "target", default_value = "all")]
         targets: Vec<String>,
         /// Mutants per target.

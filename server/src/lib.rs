@@ -7,6 +7,7 @@
 //!   message types; every other request goes to rmcp.
 //! * [`envelope`]: the front door for `/mcp` bodies: malformed JSON and JSON-RPC shapes get
 //!   JSON-RPC errors (-32700, -32600, -32602) naming the key, never the transport's plain text.
+//! * [`fuzz`]: the fuzz targets both harnesses (in-tree and AFL++) drive.
 //! * [`mcp`]: the rmcp `ServerHandler`: `tools/list` from the generated table, `tools/call`
 //!   through the seat, then typed dispatch.
 //! * [`tools`]: one file per tool; [`tools::Handlers`] implements the generated trait.
@@ -22,6 +23,7 @@ pub mod connections;
 pub mod daemon;
 pub mod direct;
 pub mod envelope;
+pub mod fuzz;
 pub mod guard;
 pub mod mcp;
 pub mod memory;

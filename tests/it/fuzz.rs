@@ -40,6 +40,7 @@ fn a_short_fuzz_run_finds_no_panic_and_the_probe_proves_it_would() {
         ("migration", 10),
         ("evidence", 13),
         ("trailer", 2 + 8),
+        ("envelope", 4 + 13),
     ] {
         assert_eq!(report["targets"][target]["executions"], 3000, "{report}");
         assert_eq!(
@@ -50,4 +51,41 @@ fn a_short_fuzz_run_finds_no_panic_and_the_probe_proves_it_would() {
     let probe = fuzz(&["--target", "probe", "--executions", "500"]);
     assert_eq!(probe.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&probe.stderr).contains("panicking input"));
+}
+
+/// Every input a fuzzer ever found is kept in `fuzz/regressions/<target>/` and replayed here
+/// through the same target code both harnesses drive; a replay that panics names the file.
+/// The probe target shows the replay notices a panic at all.
+fn replay(target: &str, dir: &std::path::Path) -> Vec<String> {
+    let target = theurian_server::fuzz::Target::new(target).expect("target");
+    let mut panicked = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        {
+            continue;
+        }
+        let input = std::fs::read(&path).expect("read");
+        let ran =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| target.run_framed(&input)));
+        if ran.is_err() {
+            panicked.push(path.display().to_string());
+        }
+    }
+    panicked
+}
+
+#[test]
+fn every_kept_fuzz_finding_replays_without_a_panic() {
+    let kept = root().join("fuzz/regressions");
+    for target in theurian_server::fuzz::TARGETS {
+        let panicked = replay(target, &kept.join(target));
+        assert!(panicked.is_empty(), "{target}: {panicked:?}");
+    }
+    let probe = tempfile::tempdir().expect("tempdir");
+    std::fs::write(probe.path().join("ff"), [b'x', 0xff]).expect("write");
+    std::fs::write(probe.path().join("fine"), b"x").expect("write");
+    assert_eq!(replay("probe", probe.path()).len(), 1);
 }

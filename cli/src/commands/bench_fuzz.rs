@@ -14,9 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use theurian_core::corpus::Rng;
 use theurian_core::CoreError;
-use theurian_protocol::seat::Seat;
-use theurian_protocol::tools::{dispatch, ToolHandlers, TOOLS};
-use theurian_protocol::KeyUsage;
+use theurian_server::fuzz::{Target, TARGETS};
 
 /// Tokens that steer mutants toward the interesting corners of each grammar.
 const TOKENS: &[&[u8]] = &[
@@ -65,23 +63,6 @@ const TOKENS: &[&[u8]] = &[
     b"\xc2\x85",
 ];
 
-/// Accepts every tool and decodes its arguments; every method keeps the generated default
-/// (a refusal), so the harness exercises the seat and the typed decode, never a handler.
-struct Decoder;
-
-impl ToolHandlers for Decoder {
-    const KNOWLEDGE_GET: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const KNOWLEDGE_SEARCH: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const KNOWLEDGE_STATUS: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const PROJECT_LIST: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const REVIEW_FINDINGS: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const REVIEW_SEARCH: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const SYSTEM_CAPABILITIES: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage> = Some(KeyUsage::NONE);
-}
-
 fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
     let mut bytes = seeds[rng.below(seeds.len())].clone();
     for _ in 0..1 + rng.below(4) {
@@ -121,66 +102,6 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
     bytes
 }
 
-/// What one target does with one input. Errors are expected answers; only a panic counts.
-enum Target {
-    Arguments {
-        seat: Seat,
-        runtime: tokio::runtime::Runtime,
-    },
-    Migration {
-        root: tempfile::TempDir,
-    },
-    Evidence,
-    Trailer,
-    /// Panics on any input holding 0xFF: proves the harness sees a panic at all.
-    Probe,
-}
-
-impl Target {
-    fn name(&self) -> &'static str {
-        match self {
-            Target::Arguments { .. } => "arguments",
-            Target::Migration { .. } => "migration",
-            Target::Evidence => "evidence",
-            Target::Trailer => "trailer",
-            Target::Probe => "probe",
-        }
-    }
-
-    fn run(&self, input: &[u8], pick: usize) {
-        match self {
-            Target::Arguments { seat, runtime } => {
-                let tool = TOOLS[pick % TOOLS.len()].id;
-                let Ok(value) = serde_json::from_slice::<Value>(input) else {
-                    return;
-                };
-                if seat.check_input(tool, &value).is_err() {
-                    return;
-                }
-                if let Ok(v) = seat.whole_numbers(tool, value) {
-                    let _ = runtime.block_on(dispatch(&Decoder, tool, v));
-                }
-            }
-            Target::Migration { root } => {
-                let rel = ".theurian/migrations/01M0D5GSKA479Y85296S745521-fuzz.yaml";
-                if std::fs::write(root.path().join(rel), input).is_ok() {
-                    let _ = theurian_core::migrate::load::load_file(root.path(), rel);
-                }
-            }
-            Target::Evidence => {
-                let rel = "sha256-5ce990d3a9a3121c5a978f0556175d110fc57346aae1c2f13c5a2f82a3ac9b93/review-thread/PRRT_kwDOAAAA42~1f8f.json";
-                let _ = theurian_core::review::evidence::parse(rel, input);
-            }
-            Target::Trailer => {
-                let _ = theurian_core::findings::trailer::parse_message(&String::from_utf8_lossy(
-                    input,
-                ));
-            }
-            Target::Probe => assert!(!input.contains(&0xff), "probe input"),
-        }
-    }
-}
-
 fn files_under(dir: &Path, suffixes: &[&str], out: &mut Vec<Vec<u8>>) {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -206,6 +127,12 @@ fn seeds(target: &str, corpus: &[PathBuf]) -> Vec<Vec<u8>> {
             json!({"projectId": "demo", "repository": "a/b", "pullRequest": 42, "threadState": "open", "limit": 50}).to_string().into_bytes(),
             json!({"projectId": "demo", "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": "a.b", "owner": "o"}]}, "evidence": {"agentId": "a", "taskId": "t", "model": "m", "reasoning": "r"}}).to_string().into_bytes(),
             json!({}).to_string().into_bytes(),
+        ],
+        "envelope" => vec![
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"knowledge.search","arguments":{"projectId":"demo","query":"retry"}}}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(),
+            br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#.to_vec(),
         ],
         "trailer" => vec![
             b"Subject\n\nReview-Finding: security HIGH \xe2\x80\x94 unbounded retry\nReview-Finding: code LOW \xe2\x80\x94 a \xe2\x80\x94 b\n".to_vec(),
@@ -236,7 +163,7 @@ pub fn run(
     corpus: &[PathBuf],
 ) -> Result<Value, CoreError> {
     let names: Vec<&str> = if targets.iter().any(|t| t == "all") || targets.is_empty() {
-        vec!["arguments", "migration", "evidence", "trailer"]
+        TARGETS.to_vec()
     } else {
         targets.iter().map(String::as_str).collect()
     };
@@ -245,26 +172,7 @@ pub fn run(
     let mut reports = serde_json::Map::new();
     let mut total_panics = 0u64;
     for name in names {
-        let target = match name {
-            "arguments" => Target::Arguments {
-                seat: Seat::new().map_err(|e| CoreError::failure(format!("The validation seat does not compile: {e}."), "This build is damaged."))?,
-                runtime: theurian_core::store::pipeline::runtime()?,
-            },
-            "migration" => {
-                let root = tempfile::tempdir().map_err(|e| CoreError::failure(format!("No scratch directory: {e}."), "Check $TMPDIR."))?;
-                std::fs::create_dir_all(root.path().join(".theurian/migrations")).map_err(|e| CoreError::io("create", root.path(), &e))?;
-                Target::Migration { root }
-            }
-            "evidence" => Target::Evidence,
-            "trailer" => Target::Trailer,
-            "probe" => Target::Probe,
-            other => {
-                return Err(CoreError::usage(
-                    format!("There is no fuzz target {other:?}."),
-                    "Use arguments, migration, evidence, trailer or all (probe checks the harness itself).",
-                ))
-            }
-        };
+        let target = Target::new(name)?;
         let seeds = seeds(name, corpus);
         let mut rng = Rng(seed | 1);
         let (mut panics, mut first) = (0u64, None::<String>);
