@@ -35,6 +35,9 @@ use theurian_core::{gitdir, serving_profile, CoreError};
 
 /// The id the project is moved to and back from in the re-registration step.
 const OTHER_ID: &str = "acme-ledger-moved";
+/// Items the soak adds before it turns to revising them in turn: past this the corpus keeps
+/// its size, so a growing footprint would be the daemon's, not the knowledge's.
+const SOAK_ITEMS: usize = 20;
 /// Refusal codes a reader may meet by design while a state or registration is missing.
 const DESIGNED: &[&str] = &["STATE_UNAVAILABLE", "PROJECT_NOT_REGISTERED"];
 
@@ -96,13 +99,31 @@ pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
     let started = Instant::now();
     let mut samples = Vec::with_capacity(states);
     let mut actions: HashMap<&str, usize> = HashMap::new();
+    // Item number → its current revision, for the revisions after the first SOAK_ITEMS.
+    let mut revisions: Vec<String> = Vec::with_capacity(SOAK_ITEMS);
     let writer = (|| -> Result<(), CoreError> {
         for n in 0..states {
             let action = match n % 10 {
-                0..=5 => {
+                0..=5 if revisions.len() < SOAK_ITEMS => {
                     count += 1;
-                    new_item(&data, &root, n, count, &expected)?;
-                    "new committed migration"
+                    let change = Change {
+                        item: revisions.len(),
+                        replaces: None,
+                        step: n,
+                    };
+                    revisions.push(commit_change(&data, &root, &change, count, &expected)?);
+                    "new item committed"
+                }
+                0..=5 => {
+                    let item = n % SOAK_ITEMS;
+                    let replaces = Some(revisions[item].clone());
+                    let change = Change {
+                        item,
+                        replaces,
+                        step: n,
+                    };
+                    revisions[item] = commit_change(&data, &root, &change, count, &expected)?;
+                    "new revision committed"
                 }
                 6 | 7 => {
                     std::fs::remove_dir_all(root.join(".theurian/state"))
@@ -276,15 +297,23 @@ fn first_count(port: u16, token: &str) -> Result<u64, CoreError> {
         .ok_or_else(|| fail("read the first status", "no itemCount"))
 }
 
-/// A person's new item: drafted, accepted, committed, applied and indexed. The count it
-/// will be served with is recorded before the state exists.
-fn new_item(
+/// One authored change: a new item, or a new revision replacing `replaces`.
+struct Change {
+    item: usize,
+    replaces: Option<String>,
+    step: usize,
+}
+
+/// A person's change: drafted, accepted, committed, applied and indexed. The count it will
+/// be served with is recorded before the state exists. Returns the new revision's id.
+fn commit_change(
     data: &DataDir,
     root: &Path,
-    n: usize,
+    change: &Change,
     count: u64,
     expected: &Expected,
-) -> Result<(), CoreError> {
+) -> Result<String, CoreError> {
+    let (n, step) = (change.item, change.step);
     let request = ContentRequest {
         item_id: format!("operations.soak-{n}"),
         title: format!("Nightly close step {n}"),
@@ -292,7 +321,7 @@ fn new_item(
         owner: "ledger-team".into(),
         author: "soak@example.com".into(),
         description: format!("Step {n} of the nightly close."),
-        body: format!("# Nightly close step {n}\n\nStep {n} reconciles the ledger against the bank feed before the books close for the day.\n"),
+        body: format!("# Nightly close step {n}\n\nStep {n} reconciles the ledger against the bank feed before the books close for the day (as of soak step {step}).\n"),
         content_type: "text/markdown".into(),
         evidence: Evidence {
             agent_id: "soak".into(),
@@ -306,23 +335,25 @@ fn new_item(
         namespace: None,
         trust_level: None,
         sensitivity: None,
-        expected_revision: None,
+        expected_revision: change.replaces.clone(),
         local: true,
         record_defaults: false,
     };
     let draft = DraftOnly::open(root, None)?.draft_content(&request)?;
+    let revision = draft.revision_id.to_string();
     let staged = root.join(draft.proposal_directory.as_str());
     let landed = accept(root, draft.proposal_id.as_str());
     let _ = std::fs::remove_dir_all(&staged);
     landed?;
     git(root, &["add", "-A"])?;
-    git(root, &["commit", "-q", "-m", &format!("Soak step {n}")])?;
+    git(root, &["commit", "-q", "-m", &format!("Soak step {step}")])?;
     let set = MigrationSet::load(root)?;
     expected
         .write()
         .unwrap_or_else(|p| p.into_inner())
         .insert(set.state_hash.clone(), count);
-    apply_and_index(data, root)
+    apply_and_index(data, root)?;
+    Ok(revision)
 }
 
 fn git(root: &Path, args: &[&str]) -> Result<(), CoreError> {
