@@ -53,6 +53,7 @@ found=0
 for target in "${TARGETS[@]}"; do
   seeds=$(seed "$target")
   out="$work/out/$target"
+  mkdir -p "$work/out"
   rm -rf "$out"
   THEURIAN_FUZZ_TARGET=$target AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 \
     AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \

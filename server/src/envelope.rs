@@ -153,8 +153,9 @@ fn call_params(params: Option<&Value>) -> Result<(), &'static str> {
         Some(Value::String(_)) => {}
         _ => return Err("At params/name: the tool's name is a string; tools/list names them."),
     }
+    // `null` is read as absent, as the typed request does.
     match params.get("arguments") {
-        None | Some(Value::Object(_)) => Ok(()),
+        None | Some(Value::Null | Value::Object(_)) => Ok(()),
         Some(_) => Err("At params/arguments: a tool's arguments are a JSON object (or absent)."),
     }
 }
@@ -293,6 +294,10 @@ mod tests {
         );
         assert_eq!(
             code(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            None
+        );
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":null}}"#),
             None
         );
         assert_eq!(

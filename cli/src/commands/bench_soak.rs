@@ -71,7 +71,8 @@ impl Tally {
 /// State hash → item count `knowledge.status` must report for it.
 type Expected = Arc<RwLock<HashMap<String, u64>>>;
 
-/// Runs the soak: `states` new states under `clients` readers.
+/// Runs the soak: `states` new states under `clients` readers, each a committed migration
+/// applied and indexed, with a deletion, a re-registration or a gc after some of them.
 pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
     let work = tempfile::tempdir().map_err(|e| fail("make a scratch directory", e))?;
     let (data, built) = demo::prepare(work.path())?;
@@ -103,28 +104,29 @@ pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
     let mut revisions: Vec<String> = Vec::with_capacity(SOAK_ITEMS);
     let writer = (|| -> Result<(), CoreError> {
         for n in 0..states {
+            // Every step is a new state: a new item, or past SOAK_ITEMS a new revision.
+            let change = if revisions.len() < SOAK_ITEMS {
+                count += 1;
+                Change {
+                    item: revisions.len(),
+                    replaces: None,
+                    step: n,
+                }
+            } else {
+                let item = n % SOAK_ITEMS;
+                Change {
+                    item,
+                    replaces: Some(revisions[item].clone()),
+                    step: n,
+                }
+            };
+            let revision = commit_change(&data, &root, &change, count, &expected)?;
+            match revisions.get_mut(change.item) {
+                Some(current) => *current = revision,
+                None => revisions.push(revision),
+            }
+            // Then, on some steps, what else happens to a state while it is served.
             let action = match n % 10 {
-                0..=5 if revisions.len() < SOAK_ITEMS => {
-                    count += 1;
-                    let change = Change {
-                        item: revisions.len(),
-                        replaces: None,
-                        step: n,
-                    };
-                    revisions.push(commit_change(&data, &root, &change, count, &expected)?);
-                    "new item committed"
-                }
-                0..=5 => {
-                    let item = n % SOAK_ITEMS;
-                    let replaces = Some(revisions[item].clone());
-                    let change = Change {
-                        item,
-                        replaces,
-                        step: n,
-                    };
-                    revisions[item] = commit_change(&data, &root, &change, count, &expected)?;
-                    "new revision committed"
-                }
                 6 | 7 => {
                     std::fs::remove_dir_all(root.join(".theurian/state"))
                         .map_err(|e| fail("delete the state", e))?;
@@ -135,10 +137,11 @@ pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
                     reregister(&data, &root)?;
                     "re-registered and back"
                 }
-                _ => {
+                9 => {
                     gc(&root)?;
                     "index gc"
                 }
+                _ => "nothing more",
             };
             *actions.entry(action).or_default() += 1;
             samples.push(daemon.sample());

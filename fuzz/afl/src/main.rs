@@ -14,5 +14,6 @@ fn main() {
             std::process::exit(2);
         }
     };
-    afl::fuzz(true, move |input: &[u8]| target.0.run_framed(input));
+    // Through the wrapper's Deref, so the closure captures the wrapper, not the field.
+    afl::fuzz(true, move |input: &[u8]| target.run_framed(input));
 }
