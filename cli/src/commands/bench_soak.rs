@@ -217,7 +217,7 @@ fn read_until(
     let mut i = 0u64;
     while !stop.load(Ordering::Relaxed) {
         i += 1;
-        let status = i % 2 == 0;
+        let status = i.is_multiple_of(2);
         let arguments = if status {
             json!({"projectId": demo::PROJECT_ID})
         } else {

@@ -382,7 +382,8 @@ fn already_or_unfinished(dir: &Path, landed: &MigrationSet) -> CoreError {
     }
 }
 
-fn collect_strings(v: &Value, out: &mut Vec<String>) {
+/// Every string (and object key) inside `v`, so a secret split by escapes reassembles.
+pub(crate) fn collect_strings(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::String(s) => out.push(s.clone()),
         Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),

@@ -100,19 +100,6 @@ fn screen_secrets(root: &Path, fields: &[(String, &str)]) -> Result<(), DraftErr
     ))
 }
 
-/// Every string inside `value`, one per line (a secret split across escapes reassembles).
-fn strings_of(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|v| strings_of(v, out)),
-        Value::Object(map) => map.iter().for_each(|(k, v)| {
-            out.push(k.clone());
-            strings_of(v, out);
-        }),
-        _ => {}
-    }
-}
-
 impl ContentRequest {
     /// Every text the request would write, named by its key path.
     fn screened_fields(&self) -> Vec<(String, &str)> {
@@ -713,7 +700,7 @@ impl DraftOnly {
         local: bool,
     ) -> Result<MigrationDraft, DraftError> {
         let mut texts = Vec::new();
-        strings_of(&Value::Object(document.clone()), &mut texts);
+        super::accept::collect_strings(&Value::Object(document.clone()), &mut texts);
         let document_text = texts.join("\n");
         screen_secrets(
             self.root(),

@@ -68,7 +68,7 @@ pub async fn open(
     project: &str,
     snapshot: Option<&str>,
 ) -> Result<Opened, Refusal> {
-    let resolved = resolve(&state.data, project, snapshot).map_err(|f| refusal_for(f))?;
+    let resolved = resolve(&state.data, project, snapshot).map_err(refusal_for)?;
     let pool = state.pools.get(&resolved.database);
     if resolved.migration_count.is_none() {
         // A pinned state: the file name carries 48 bits of the hash; the database records all 256.
