@@ -13,12 +13,14 @@
 //! * [`answer`]: a tool's typed answer, serialised once per form the transport writes.
 //! * [`bundle`]: a schema made self-contained, every file it reaches embedded.
 //! * [`publish`]: the compact, portable form of a tool's schemas that `tools/list` carries.
+//! * [`local`]: the data directory's layout and the daemon's lock record, which clients read.
 //! * [`seat`]: the validation seat that checks raw arguments before any handler runs.
 
 include!(concat!(env!("OUT_DIR"), "/protocol.rs"));
 
 pub mod answer;
 pub mod bundle;
+pub mod local;
 pub mod publish;
 mod refusal;
 pub mod seat;
@@ -27,6 +29,10 @@ pub use refusal::{bounded, quote_name as refusal_quote, KeyUsage, Refusal};
 
 /// The protocol version every surface reports (`/health`, `system.capabilities`, `--version`).
 pub const PROTOCOL_VERSION: &str = "theurian/v1";
+
+/// The `_meta` key under which the MCP `initialize` result carries [`PROTOCOL_VERSION`], so a
+/// client learns which contract it is talking to in the handshake itself.
+pub const PROTOCOL_VERSION_META_KEY: &str = "dev.theurian/protocolVersion";
 
 /// The generated source this build compiled, for the drift test.
 pub const GENERATED_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/protocol.rs"));

@@ -40,14 +40,59 @@ fn root_is_type(doc: &Value) -> bool {
     })
 }
 
-/// The definition names of one group: each file's root, and each `$defs` entry.
+/// The definition names of one group: each file's root, each `$defs` entry, and each property
+/// of a shared schema (see [`shared_schemas`]).
 struct Names<'a> {
     roots: BTreeMap<&'a str, String>,
     defs: BTreeMap<(&'a str, String), String>,
+    hoisted: BTreeMap<(&'a str, String), String>,
+}
+
+/// The files other files of the group include whole through `allOf` (the tool context). typify
+/// copies an included schema's inline properties into every includer, each under the includer's
+/// name (`KnowledgeGetInputAgentId`, `KnowledgeSearchInputAgentId`, …); naming each such
+/// property once makes every includer share one type per concept.
+fn shared_schemas<'a>(
+    files: &[&'a SchemaFile],
+    set: &SchemaSet,
+) -> Result<Vec<&'a SchemaFile>, CodegenError> {
+    let mut shared = Vec::new();
+    for f in files {
+        let Some(all) = f.doc.get("allOf").and_then(Value::as_array) else {
+            continue;
+        };
+        for r in all
+            .iter()
+            .filter_map(|b| b.get("$ref").and_then(Value::as_str))
+        {
+            let (target, fragment) = set.split_ref(f, r)?;
+            if let Some(t) = files.iter().find(|t| t.rel_path == target.rel_path) {
+                if fragment.is_empty()
+                    && !shared
+                        .iter()
+                        .any(|s: &&SchemaFile| s.rel_path == t.rel_path)
+                {
+                    shared.push(*t);
+                }
+            }
+        }
+    }
+    Ok(shared)
+}
+
+/// The inline (not `$ref`) properties of a shared schema's root, each of which becomes a
+/// definition of its own.
+fn hoistable(file: &SchemaFile) -> impl Iterator<Item = (&String, &Value)> {
+    file.doc
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| v.get("$ref").is_none())
 }
 
 impl<'a> Names<'a> {
-    fn assign(files: &[&'a SchemaFile]) -> Result<Self, CodegenError> {
+    fn assign(files: &[&'a SchemaFile], set: &SchemaSet) -> Result<Self, CodegenError> {
         let mut taken: BTreeMap<String, String> = BTreeMap::new();
         let mut roots = BTreeMap::new();
         for f in files {
@@ -83,7 +128,31 @@ impl<'a> Names<'a> {
                 defs.insert((f.rel_path.as_str(), key.clone()), name);
             }
         }
-        Ok(Names { roots, defs })
+        let mut hoisted = BTreeMap::new();
+        for f in shared_schemas(files, set)? {
+            for (key, _) in hoistable(f) {
+                let plain = pascal(key);
+                let name = if taken.contains_key(&plain) {
+                    format!("{}{plain}", pascal(f.stem()))
+                } else {
+                    plain
+                };
+                if let Some(other) = taken.insert(name.clone(), f.rel_path.clone()) {
+                    return Err(CodegenError::Schema {
+                        path: f.rel_path.clone(),
+                        message: format!(
+                            "property {key} would be named {name}, already used by {other}"
+                        ),
+                    });
+                }
+                hoisted.insert((f.rel_path.as_str(), key.clone()), name);
+            }
+        }
+        Ok(Names {
+            roots,
+            defs,
+            hoisted,
+        })
     }
 
     fn for_ref(
@@ -200,6 +269,27 @@ fn rewrite(
             if answers(from) {
                 always_present_nullables(&mut map);
             }
+            // A `$ref` keeps its target's type: a constraint beside it only narrows the target
+            // (`minLength` next to a pattern that already needs a character), and a new type
+            // per narrowing would give one concept many names. The validator enforces it.
+            if map.contains_key("$ref") {
+                map.retain(|k, _| {
+                    matches!(
+                        k.as_str(),
+                        "$ref" | "description" | "title" | "default" | "examples" | "deprecated"
+                    ) || k.starts_with("x-")
+                });
+            }
+            // With nothing to include, `unevaluatedProperties: false` closes the object just as
+            // `additionalProperties: false` does; typify reads only the latter (an input that
+            // takes no keys becomes an empty struct, not a map of anything).
+            let includes = ["allOf", "anyOf", "oneOf", "$ref"]
+                .iter()
+                .any(|k| map.contains_key(*k));
+            if !includes && map.get("unevaluatedProperties") == Some(&Value::Bool(false)) {
+                map.remove("unevaluatedProperties");
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
             let map = &map;
             let mut out = Map::new();
             for (k, v) in map {
@@ -253,7 +343,7 @@ pub(crate) fn typify_group(
     files: &[&SchemaFile],
     set: &SchemaSet,
 ) -> Result<TokenStream, CodegenError> {
-    let names = Names::assign(files)?;
+    let names = Names::assign(files, set)?;
     let mut definitions: Vec<(String, schemars::schema::Schema)> = Vec::new();
     let mut fixed_values: Vec<(String, Value)> = Vec::new();
     let to_schema = |path: &str, v: Value| {
@@ -264,7 +354,13 @@ pub(crate) fn typify_group(
     };
     for f in files {
         if root_is_type(&f.doc) {
-            let v = rewrite(&f.doc, set, f, &names)?;
+            let mut v = rewrite(&f.doc, set, f, &names)?;
+            for (key, def) in hoist_properties(&mut v, f, &names) {
+                definitions.push((
+                    names.hoisted[&(f.rel_path.as_str(), key)].clone(),
+                    to_schema(&f.rel_path, def)?,
+                ));
+            }
             definitions.push((
                 names.roots[f.rel_path.as_str()].clone(),
                 to_schema(&f.rel_path, v)?,
@@ -305,6 +401,53 @@ pub(crate) fn typify_group(
         });
     }
     Ok(stream)
+}
+
+/// Replaces each hoisted property of a rewritten shared schema by a reference to its own
+/// definition, and returns the definitions. A nullable property references the non-null part,
+/// so typify still reads it as an optional value of the shared type.
+fn hoist_properties(
+    root: &mut Value,
+    file: &SchemaFile,
+    names: &Names<'_>,
+) -> Vec<(String, Value)> {
+    let Some(props) = root.get_mut("properties").and_then(Value::as_object_mut) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (key, prop) in props.iter_mut() {
+        let Some(name) = names.hoisted.get(&(file.rel_path.as_str(), key.clone())) else {
+            continue;
+        };
+        let mut def = prop.clone();
+        let nullable = strip_null(&mut def);
+        let target = serde_json::json!({ "$ref": format!("#/definitions/{name}") });
+        *prop = if nullable {
+            serde_json::json!({ "oneOf": [target, { "type": "null" }] })
+        } else {
+            target
+        };
+        if let (Some(d), Some(o)) = (def.get("description").cloned(), prop.as_object_mut()) {
+            o.insert("description".into(), d);
+        }
+        out.push((key.clone(), def));
+    }
+    out
+}
+
+/// Drops `null` from a `type` list, saying whether it was there.
+fn strip_null(schema: &mut Value) -> bool {
+    let Some(Value::Array(types)) = schema.get_mut("type") else {
+        return false;
+    };
+    let before = types.len();
+    types.retain(|t| t != "null");
+    let nullable = types.len() != before;
+    if types.len() == 1 {
+        let only = types[0].clone();
+        schema["type"] = only;
+    }
+    nullable
 }
 
 /// The value of a schema that is nothing but a non-string `const` (string ones became enums).

@@ -239,7 +239,25 @@ pub(crate) fn tool_module(
         )
     });
 
+    let entries = tools.iter().enumerate().map(|(i, t)| {
+        let (method, variant, input, output) = (&methods[i], &variants[i], &inputs[i], &outputs[i]);
+        let name = &t.name;
+        let summary = format!(" `{}`: {}", t.name, t.summary);
+        quote! { (#method, #variant, #name, #input, #output, #summary) }
+    });
+
     Ok(quote! {
+        /// Hands the tool table to a macro of the caller's, one
+        /// `(method, Variant, "wire.name", Input, Response, "doc")` entry per tool in table order,
+        /// so code outside this crate (the client's methods, per-tool tests) is generated from the
+        /// same table: a new tool schema reaches it with no edit there.
+        #[macro_export]
+        macro_rules! with_tools {
+            ($callback:ident) => {
+                $callback! { #(#entries),* }
+            };
+        }
+
         /// The tool table, the handler trait and typed dispatch.
         pub mod tools {
             use super::mcp;

@@ -16,20 +16,7 @@ use theurian_core::fsutil::{ensure_dir, open_lock_file, try_flock, LockFileError
 use theurian_core::{serving_profile, token, CoreError};
 use theurian_protocol::seat::Seat;
 
-/// The port the daemon listens on unless told otherwise.
-pub const DEFAULT_PORT: u16 = 7419;
-
-/// What the lock file records about the daemon holding it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LockInfo {
-    /// The daemon's process id.
-    pub pid: u32,
-    /// The port it serves on.
-    pub port: u16,
-    /// The random id its `/health` publishes.
-    pub instance_id: String,
-}
+pub use theurian_protocol::local::{LockInfo, DEFAULT_PORT};
 
 /// The held lock; dropping it (or exiting) releases it.
 #[derive(Debug)]

@@ -134,9 +134,16 @@ impl ServerHandler for TheurianMcp {
     fn get_info(&self) -> ServerConfig {
         let mut info = Implementation::new("theurian", theurian_core::VERSION);
         info.title = Some("Theurian".into());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(info)
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(INSTRUCTIONS);
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            theurian_protocol::PROTOCOL_VERSION_META_KEY.into(),
+            theurian_protocol::PROTOCOL_VERSION.into(),
+        );
+        config.meta = Some(MetaObject(meta));
+        config
     }
 
     async fn list_tools(

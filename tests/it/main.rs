@@ -12,6 +12,8 @@
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
 //! * `publication`: what `tools/list` publishes: budgets, portability, same verdicts as the seat.
 //! * `progress`: bars on a terminal, nothing under `--json` or off one.
+//! * `typed_client`: the generated `theurian-client` against a daemon: every tool typed,
+//!   refusals, pinning, retries, the version check, SSE answers.
 //! * `parity`: our lexical and substring rankings against SQLite FTS5's bm25, row for row.
 
 mod authoring;
@@ -40,4 +42,5 @@ mod reference;
 mod review;
 mod review_ingest;
 mod support;
+mod typed_client;
 mod wire;

@@ -14,9 +14,7 @@ use theurian_protocol::publish::Detail;
 use theurian_server::daemon::{self, read_lock_info, DaemonLock, Start};
 use theurian_server::{Publication, ToolNames};
 
-pub fn endpoint(port: u16) -> String {
-    format!("http://127.0.0.1:{port}/mcp")
-}
+pub use theurian_protocol::local::endpoint;
 
 /// What `tools/list` publishes, from the command-line options.
 pub fn publication(style: ToolNameStyle, full_descriptions: bool) -> Publication {
