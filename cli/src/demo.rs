@@ -263,6 +263,11 @@ fn print_banner(dir: &Path, data: &DataDir, url: &str, token: &str, example: &Va
         "  THEURIAN_DATA_DIR={} theurian stdio",
         data.root().display()
     );
+    println!("From Rust, in a checkout of the Theurian repository (docs/integrators.md has TypeScript too):");
+    println!(
+        "  THEURIAN_DATA_DIR={} cargo run -p theurian-client --example search",
+        data.root().display()
+    );
 }
 
 pub fn run(port: u16, dir: Option<PathBuf>, no_serve: bool) -> Result<Value, CoreError> {

@@ -327,10 +327,9 @@ pub(crate) fn tool_module(
                 #(
                     #[doc = #method_docs]
                     fn #methods(&self, input: mcp::#inputs) -> impl Future<Output = Result<mcp::#outputs, Refusal>> + Send {
-                        async move {
-                            drop(input);
-                            Err(Refusal::not_served(ToolId::#variants.spec().name))
-                        }
+                        // An unserved tool has no use for its arguments.
+                        let _ = input;
+                        async move { Err(Refusal::not_served(ToolId::#variants.spec().name)) }
                     }
                 )*
                 /// The registration constant of `id`.
