@@ -27,12 +27,13 @@ pub mod seat;
 
 pub use refusal::{bounded, quote_name as refusal_quote, KeyUsage, Refusal};
 
-/// The protocol version every surface reports (`/health`, `system.capabilities`, `--version`).
-pub const PROTOCOL_VERSION: &str = "theurian/v1";
-
 /// The `_meta` key under which the MCP `initialize` result carries [`PROTOCOL_VERSION`], so a
 /// client learns which contract it is talking to in the handshake itself.
 pub const PROTOCOL_VERSION_META_KEY: &str = "dev.theurian/protocolVersion";
+
+/// The TypeScript declarations generated from the same schemas, for the drift test of
+/// `clients/typescript/src/types.ts`.
+pub const GENERATED_TYPESCRIPT: &str = include_str!(concat!(env!("OUT_DIR"), "/types.ts"));
 
 /// The generated source this build compiled, for the drift test.
 pub const GENERATED_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/protocol.rs"));

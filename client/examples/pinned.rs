@@ -31,7 +31,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             serde_json::from_value(json!({"projectId": project, "query": query, "limit": 2}))?;
         let found = pinned.knowledge_search(&input).await?;
         let ids: Vec<&str> = found.results.iter().map(|r| r.item_id.as_str()).collect();
-        println!("  {query:?} at {}: {ids:?}", &pinned.snapshot().as_str()[..12]);
+        println!(
+            "  {query:?} at {}: {ids:?}",
+            &pinned.snapshot().as_str()[..12]
+        );
     }
     client.close().await;
     Ok(())

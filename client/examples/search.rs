@@ -9,7 +9,10 @@ use theurian_client::{types, Error};
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let query = args.first().cloned().unwrap_or_else(|| "idempotency key reuse".into());
+    let query = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "idempotency key reuse".into());
     let project = common::project(&args, 1);
     let client = common::connect().await?;
 
@@ -25,7 +28,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Err(other) => return Err(other.into()),
     };
-    println!("knowledge.search {:?}: {} result(s), retriever {}", query, found.count, found.retrieval.mode);
+    println!(
+        "knowledge.search {:?}: {} result(s), retriever {}",
+        query, found.count, found.retrieval.mode
+    );
     for (rank, hit) in found.results.iter().enumerate() {
         println!(
             "  {}. {} [{}, {}] {}",
@@ -43,7 +49,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         serde_json::from_value(json!({"projectId": project, "itemId": top.item_id.as_str()}))?;
     let item = client.knowledge_get(&get).await?;
     println!();
-    println!("knowledge.get {} (revision {}):", item.item_id.as_str(), item.revision_id.as_str());
+    println!(
+        "knowledge.get {} (revision {}):",
+        item.item_id.as_str(),
+        item.revision_id.as_str()
+    );
     for line in item.body.lines().take(12) {
         println!("  {line}");
     }

@@ -337,46 +337,69 @@ fn rewrite(
     })
 }
 
-/// Runs typify over one group of schema files and returns the generated items.
-pub(crate) fn typify_group(
-    group: &str,
+/// One group's schemas as named definitions, every `$ref` pointing at `#/definitions/<name>`:
+/// what typify reads, and what the TypeScript emitter walks.
+pub(crate) struct Flattened {
+    /// Definition name and rewritten schema, in file order (shared properties before their file).
+    pub definitions: Vec<(String, Value)>,
+    /// Definitions that admit exactly one non-string value, and that value.
+    pub fixed_values: Vec<(String, Value)>,
+}
+
+/// Names and rewrites every root and `$defs` entry of one group.
+pub(crate) fn flatten_group(
     files: &[&SchemaFile],
     set: &SchemaSet,
-) -> Result<TokenStream, CodegenError> {
+) -> Result<Flattened, CodegenError> {
     let names = Names::assign(files, set)?;
-    let mut definitions: Vec<(String, schemars::schema::Schema)> = Vec::new();
-    let mut fixed_values: Vec<(String, Value)> = Vec::new();
-    let to_schema = |path: &str, v: Value| {
-        serde_json::from_value::<schemars::schema::Schema>(v).map_err(|e| CodegenError::Schema {
-            path: path.to_owned(),
-            message: format!("not a schema typify can read: {e}"),
-        })
+    let mut flat = Flattened {
+        definitions: Vec::new(),
+        fixed_values: Vec::new(),
     };
     for f in files {
         if root_is_type(&f.doc) {
             let mut v = rewrite(&f.doc, set, f, &names)?;
             for (key, def) in hoist_properties(&mut v, f, &names) {
-                definitions.push((
-                    names.hoisted[&(f.rel_path.as_str(), key)].clone(),
-                    to_schema(&f.rel_path, def)?,
-                ));
+                let name = names.hoisted[&(f.rel_path.as_str(), key)].clone();
+                flat.definitions.push((name, def));
             }
-            definitions.push((
-                names.roots[f.rel_path.as_str()].clone(),
-                to_schema(&f.rel_path, v)?,
-            ));
+            flat.definitions
+                .push((names.roots[f.rel_path.as_str()].clone(), v));
         }
         if let Some(map) = f.doc.get("$defs").and_then(Value::as_object) {
             for (key, def) in map {
                 let v = rewrite(def, set, f, &names)?;
                 let name = names.defs[&(f.rel_path.as_str(), key.clone())].clone();
                 if let Some(fixed) = lone_const(&v) {
-                    fixed_values.push((name.clone(), fixed));
+                    flat.fixed_values.push((name.clone(), fixed));
                 }
-                definitions.push((name, to_schema(&f.rel_path, v)?));
+                flat.definitions.push((name, v));
             }
         }
     }
+    Ok(flat)
+}
+
+/// Runs typify over one group of schema files and returns the generated items.
+pub(crate) fn typify_group(
+    group: &str,
+    files: &[&SchemaFile],
+    set: &SchemaSet,
+) -> Result<TokenStream, CodegenError> {
+    let flat = flatten_group(files, set)?;
+    let definitions = flat
+        .definitions
+        .into_iter()
+        .map(|(name, v)| {
+            serde_json::from_value::<schemars::schema::Schema>(v)
+                .map(|schema| (name.clone(), schema))
+                .map_err(|e| CodegenError::Schema {
+                    path: format!("schemas/{group}"),
+                    message: format!("definition {name} is not a schema typify can read: {e}"),
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let fixed_values = flat.fixed_values;
     let mut settings = typify::TypeSpaceSettings::default();
     settings.with_derive("PartialEq".to_owned());
     let mut space = typify::TypeSpace::new(&settings);

@@ -8,14 +8,22 @@
 //! * the `ToolHandlers` trait the daemon implements, and the `dispatch` function that turns raw
 //!   arguments into typed input and typed responses back into JSON.
 //!
+//! [`typescript`] writes the same contract as TypeScript declarations for integrators.
+//!
 //! The root crate's `build.rs` calls [`generate`] into `OUT_DIR`; a committed copy under
 //! `generated/` makes every change to the output reviewable, and a test fails when the two differ.
 
 mod flatten;
 mod schema_set;
 mod tools;
+mod typescript;
 
 pub use schema_set::{SchemaFile, SchemaSet};
+pub use typescript::typescript;
+
+/// The contract version the schemas describe. Generated into the Rust source and the
+/// TypeScript declarations alike, so every surface reports the one value.
+pub const PROTOCOL_VERSION: &str = "theurian/v1";
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -101,6 +109,9 @@ pub fn generate(schema_dir: &Path, manifest_relative: &str) -> Result<String, Co
     let tools = tools::tool_module(&set, &file)?;
     let schemas = schema_set::embedded_schemas(&set, manifest_relative);
     let all = quote! {
+        /// The protocol version every surface reports (`/health`, `system.capabilities`,
+        /// `--version`, the `initialize` handshake).
+        pub const PROTOCOL_VERSION: &str = #PROTOCOL_VERSION;
         #modules
         #schemas
         #tools

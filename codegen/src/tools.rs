@@ -13,14 +13,14 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use syn::Ident;
 
-struct Tool {
-    name: String,
-    summary: String,
-    write_intent: bool,
-    base: String,
+pub(crate) struct Tool {
+    pub name: String,
+    pub summary: String,
+    pub write_intent: bool,
+    pub base: String,
     input: String,
     response: String,
-    schema_keys: Vec<String>,
+    pub schema_keys: Vec<String>,
     input_fields: Vec<String>,
 }
 
@@ -111,7 +111,12 @@ fn struct_fields(file: &syn::File, type_name: &str) -> Vec<String> {
         .collect()
 }
 
-fn collect(set: &SchemaSet, generated: &syn::File) -> Result<Vec<Tool>, CodegenError> {
+/// Every tool of the contract, read-only ones first. `generated` (the Rust types, when there are
+/// any) supplies each input struct's field names.
+pub(crate) fn collect(
+    set: &SchemaSet,
+    generated: Option<&syn::File>,
+) -> Result<Vec<Tool>, CodegenError> {
     let mut tools = Vec::new();
     let mut responses_seen = BTreeSet::new();
     for f in set.files_under("mcp") {
@@ -144,7 +149,7 @@ fn collect(set: &SchemaSet, generated: &syn::File) -> Result<Vec<Tool>, CodegenE
         schema_keys(set, f, &f.doc, &mut keys)?;
         let input_type = pascal(f.stem());
         tools.push(Tool {
-            input_fields: struct_fields(generated, &input_type),
+            input_fields: generated.map_or_else(Vec::new, |g| struct_fields(g, &input_type)),
             name,
             summary,
             write_intent,
@@ -176,7 +181,7 @@ pub(crate) fn tool_module(
     set: &SchemaSet,
     generated: &syn::File,
 ) -> Result<TokenStream, CodegenError> {
-    let tools = collect(set, generated)?;
+    let tools = collect(set, Some(generated))?;
     let variants: Vec<Ident> = tools.iter().map(|t| ident(&pascal(&t.base))).collect();
     let methods: Vec<Ident> = tools
         .iter()

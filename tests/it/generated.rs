@@ -3,12 +3,12 @@
 
 use crate::support::root;
 
-#[test]
-fn generated_source_matches_the_committed_copy() {
-    let path = root().join("generated/protocol.rs");
-    let fresh = theurian_protocol::GENERATED_SOURCE;
+/// Compares one committed generated file with what this build produced, or rewrites it under
+/// `THEURIAN_BLESS`.
+fn check_drift(relative: &str, fresh: &str) {
+    let path = root().join(relative);
     if std::env::var_os("THEURIAN_BLESS").is_some() {
-        std::fs::write(&path, fresh).expect("write generated/protocol.rs");
+        std::fs::write(&path, fresh).unwrap_or_else(|e| panic!("write {relative}: {e}"));
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
@@ -20,10 +20,65 @@ fn generated_source_matches_the_committed_copy() {
             .map_or(committed.lines().count().min(fresh.lines().count()), |i| i)
             + 1;
         panic!(
-            "generated/protocol.rs is out of date with schemas/ (first difference at line {line}).\n\
+            "{relative} is out of date with schemas/ (first difference at line {line}).\n\
              Regenerate it with:  THEURIAN_BLESS=1 cargo test -p theurian-cli --test it generated_\n\
              then review and commit the diff."
         );
+    }
+}
+
+#[test]
+fn generated_source_matches_the_committed_copy() {
+    check_drift("generated/protocol.rs", theurian_protocol::GENERATED_SOURCE);
+}
+
+#[test]
+fn generated_typescript_matches_the_committed_copy() {
+    check_drift(
+        "clients/typescript/src/types.ts",
+        theurian_protocol::GENERATED_TYPESCRIPT,
+    );
+}
+
+/// One type per concept: the context keys every tool shares are one generated type each, not a
+/// copy per tool (`KnowledgeGetInputAgentId`, …), in Rust and in TypeScript alike.
+#[test]
+fn a_shared_key_has_one_type_across_tools() {
+    use theurian_protocol::mcp;
+    // Compiles only while both tools' fields are the one shared type.
+    fn agent(_: &Option<mcp::AgentId>) {}
+    fn snapshot(_: &Option<mcp::SnapshotId>) {}
+    let get: mcp::KnowledgeGetInput =
+        serde_json::from_value(serde_json::json!({"projectId": "p", "itemId": "a.b"}))
+            .expect("input");
+    let search: mcp::KnowledgeSearchInput =
+        serde_json::from_value(serde_json::json!({"projectId": "p", "query": "q"})).expect("input");
+    agent(&get.agent_id);
+    agent(&search.agent_id);
+    snapshot(&get.snapshot_id);
+    snapshot(&search.snapshot_id);
+    let shared = ["AgentId", "SnapshotId", "TaskId", "ProjectId"];
+    // The MCP module only: the configuration file's `projectId` is another concept.
+    let rust = theurian_protocol::GENERATED_SOURCE;
+    let mcp_module = rust
+        .split_once("pub mod mcp {")
+        .and_then(|(_, rest)| rest.split_once("\npub mod "))
+        .map(|(module, _)| module)
+        .expect("the generated source has an mcp module followed by another");
+    for source in [mcp_module, theurian_protocol::GENERATED_TYPESCRIPT] {
+        for word in source.split(|c: char| !c.is_ascii_alphanumeric()) {
+            // A tool's own copy is named after the tool's input or response (or an item of a
+            // list in one). `DraftEvidenceAgentId` stays: the evidence's agent id is its own
+            // rule (required, non-empty), not the context label.
+            let copy = shared.iter().any(|s| {
+                word.strip_suffix(s).is_some_and(|owner| {
+                    ["Input", "Response", "Item"]
+                        .iter()
+                        .any(|tail| owner.ends_with(tail))
+                })
+            });
+            assert!(!copy, "a per-use copy of a shared type: {word}");
+        }
     }
 }
 

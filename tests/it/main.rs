@@ -14,6 +14,8 @@
 //! * `progress`: bars on a terminal, nothing under `--json` or off one.
 //! * `typed_client`: the generated `theurian-client` against a daemon: every tool typed,
 //!   refusals, pinning, retries, the version check, SSE answers.
+//! * `ts_client`: the generated TypeScript package over the official MCP SDK against a daemon
+//!   (clients group).
 //! * `parity`: our lexical and substring rankings against SQLite FTS5's bm25, row for row.
 
 mod authoring;
@@ -42,5 +44,6 @@ mod reference;
 mod review;
 mod review_ingest;
 mod support;
+mod ts_client;
 mod typed_client;
 mod wire;

@@ -14,5 +14,7 @@ pub async fn connect() -> Result<Client, Error> {
 
 /// The project to read: the first argument after `skip` others, else the demo's.
 pub fn project(args: &[String], at: usize) -> String {
-    args.get(at).cloned().unwrap_or_else(|| "acme-ledger".into())
+    args.get(at)
+        .cloned()
+        .unwrap_or_else(|| "acme-ledger".into())
 }
