@@ -716,6 +716,7 @@ pub mod mcp {
     }
     ///The shared project context plus a migration document and its provenance. Keys not listed here or in the shared context are refused. Only the outer shape is checked here; the document itself is validated by the tool against the migration schema and the allowed operation set.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
     pub struct KnowledgeGenerateMigrationDraftInput {
         ///Agent label.
         #[serde(
@@ -859,6 +860,7 @@ pub mod mcp {
     }
     ///The shared project context plus the item to fetch. Keys not listed here or in the shared context are refused. The id's grammar is checked by the tool, which points to `knowledge.search` when it is malformed.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
     pub struct KnowledgeGetInput {
         ///Agent label.
         #[serde(
@@ -983,6 +985,7 @@ pub mod mcp {
     }
     ///The shared project context plus the content to propose and its provenance. Keys not listed here or in the shared context are refused. The schema checks shape, lengths and the `contentType` set; the item id grammar, the `kind`, `trustLevel` and `sensitivity` vocabularies, non-empty text fields and the revision check are the tool's, so its refusals can name the accepted values.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
     pub struct KnowledgeProposeChangeInput {
         ///Agent label.
         #[serde(
@@ -1257,6 +1260,7 @@ pub mod mcp {
     }
     ///The shared project context plus the search parameters. Keys not listed here or in the shared context are refused. The schema bounds shape and length only: `limit` and `maxTokens` are clamped by the tool rather than refused, and `asOf` is parsed by the tool.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
     pub struct KnowledgeSearchInput {
         ///Agent label.
         #[serde(
@@ -1486,23 +1490,29 @@ pub mod mcp {
     }
     ///Only the shared project context; this tool has no parameters of its own, so any other key is refused.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(transparent)]
-    pub struct KnowledgeStatusInput(pub ToolContext);
-    impl ::std::ops::Deref for KnowledgeStatusInput {
-        type Target = ToolContext;
-        fn deref(&self) -> &ToolContext {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<KnowledgeStatusInput> for ToolContext {
-        fn from(value: KnowledgeStatusInput) -> Self {
-            value.0
-        }
-    }
-    impl ::std::convert::From<ToolContext> for KnowledgeStatusInput {
-        fn from(value: ToolContext) -> Self {
-            Self(value)
-        }
+    #[serde(deny_unknown_fields)]
+    pub struct KnowledgeStatusInput {
+        ///Agent label.
+        #[serde(
+            rename = "agentId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub agent_id: ::std::option::Option<AgentId>,
+        ///Project id from project.list.
+        #[serde(rename = "projectId")]
+        pub project_id: ProjectId,
+        ///Pin to an earlier stateHash.
+        #[serde(
+            rename = "snapshotId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub snapshot_id: ::std::option::Option<SnapshotId>,
+        ///Task label.
+        #[serde(
+            rename = "taskId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub task_id: ::std::option::Option<TaskId>,
     }
     ///The complete `structuredContent` of a status report. Six keys are always sent; `integrity` is added only when a damage check fired. The item counts cover only what this deployment may serve, so they reveal nothing about retired or over-ceiling items.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -3054,6 +3064,7 @@ pub mod mcp {
     }
     ///The shared project context plus optional filters; every filter given must match. Keys not listed here or in the shared context are refused. The schema bounds shape and length only: vocabularies, the sha form and the `limit` range are checked by the tool, so its refusal can name the accepted values. Filters are checked before the project is resolved.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
     pub struct ReviewFindingsInput {
         ///Agent label.
         #[serde(
@@ -3835,6 +3846,7 @@ pub mod mcp {
     }
     ///The shared project context, the review thread to generalize (by `repository` and `recordKey`), the commit that fixed it, and the proposed knowledge with its provenance. Keys not listed here or in the shared context are refused. No promotion-gate signal can be supplied: the tool works them out itself. The draft always has `text/markdown` content, trust level `inferred`, and is never local. `category` is validated but not recorded in the proposal.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
     pub struct ReviewGenerateKnowledgeCandidateInput {
         ///Agent label.
         #[serde(
@@ -4200,6 +4212,7 @@ pub mod mcp {
     }
     ///The shared project context plus optional filters; every filter given must match. Keys not listed here or in the shared context are refused. The schema bounds shape and length only: the thread-state vocabulary and the `limit` and `pullRequest` ranges are checked by the tool, so its refusal can name what is accepted. Filters are checked before the project is resolved.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
     pub struct ReviewSearchInput {
         ///Agent label.
         #[serde(

@@ -377,7 +377,74 @@ pub(crate) fn flatten_group(
             }
         }
     }
+    let shared: Vec<String> = shared_schemas(files, set)?
+        .iter()
+        .map(|f| names.roots[f.rel_path.as_str()].clone())
+        .collect();
+    let included: BTreeMap<String, Value> = flat
+        .definitions
+        .iter()
+        .filter(|(name, _)| shared.contains(name))
+        .cloned()
+        .collect();
+    for (_, schema) in &mut flat.definitions {
+        close_inclusion(schema, &included);
+    }
     Ok(flat)
+}
+
+/// Folds the shared schemas an object includes whole (`allOf: [{$ref}]` closed by
+/// `unevaluatedProperties: false`) into its own properties, closed by `additionalProperties:
+/// false`. Both say the same thing, but only the second reaches the generated type: serde then
+/// refuses a key no schema names (`"limt": 3` is an error, not silently dropped), and the
+/// shared keys keep their one named type each.
+fn close_inclusion(schema: &mut Value, included: &BTreeMap<String, Value>) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    if map.get("unevaluatedProperties") != Some(&Value::Bool(false))
+        || map.contains_key("anyOf")
+        || map.contains_key("oneOf")
+    {
+        return;
+    }
+    let Some(Value::Array(branches)) = map.get("allOf") else {
+        return;
+    };
+    let targets: Option<Vec<&Value>> = branches
+        .iter()
+        .map(|b| {
+            let only_ref = b.as_object().is_some_and(|o| o.len() == 1);
+            let name = b.get("$ref")?.as_str()?.strip_prefix("#/definitions/")?;
+            only_ref.then(|| included.get(name)).flatten()
+        })
+        .collect();
+    let Some(targets) = targets else {
+        return;
+    };
+    let mut properties = Map::new();
+    let mut required: Vec<Value> = Vec::new();
+    for target in targets {
+        if let Some(p) = target.get("properties").and_then(Value::as_object) {
+            properties.extend(p.clone());
+        }
+        if let Some(r) = target.get("required").and_then(Value::as_array) {
+            required.extend(r.iter().cloned());
+        }
+    }
+    if let Some(own) = map.get("properties").and_then(Value::as_object) {
+        properties.extend(own.clone());
+    }
+    if let Some(own) = map.get("required").and_then(Value::as_array) {
+        required.extend(own.iter().cloned());
+    }
+    required.dedup();
+    map.remove("allOf");
+    map.remove("unevaluatedProperties");
+    map.insert("type".into(), Value::String("object".into()));
+    map.insert("properties".into(), Value::Object(properties));
+    map.insert("required".into(), Value::Array(required));
+    map.insert("additionalProperties".into(), Value::Bool(false));
 }
 
 /// Runs typify over one group of schema files and returns the generated items.

@@ -119,8 +119,7 @@ async fn candidates_are_drafted_only_through_a_recomputed_gate() {
         ToolNames::Dotted,
     )
     .await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let call = |a: Value| ("review.generateKnowledgeCandidate", a);
 
     let (t, a) = call(args(THREAD, &fix));
@@ -227,14 +226,15 @@ async fn candidates_are_drafted_only_through_a_recomputed_gate() {
     let mut forged = args(THREAD, &other);
     forged["fixCommitVerified"] = json!(true);
     assert!(refused(
-        &c.call("review.generateKnowledgeCandidate", forged).await,
+        &c.call_raw("review.generateKnowledgeCandidate", forged)
+            .await,
         "INVALID_INPUT"
     )
     .contains("fixCommitVerified"));
     let mut bad = args(THREAD, &fix);
     bad["category"] = json!("vibes");
     refused(
-        &c.call("review.generateKnowledgeCandidate", bad).await,
+        &c.call_raw("review.generateKnowledgeCandidate", bad).await,
         "INVALID_INPUT",
     );
     daemon.shutdown().await;

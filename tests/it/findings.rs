@@ -254,8 +254,7 @@ async fn built_findings_are_served_newest_first_with_exact_filters() {
         ToolNames::Dotted,
     )
     .await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let call = |args: Value| {
         let mut merged = json!({"projectId": PROJECT});
         for (k, v) in args.as_object().cloned().unwrap_or_default() {
@@ -474,8 +473,7 @@ async fn planted_and_escaping_stores_are_refused() {
         ToolNames::Dotted,
     )
     .await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let planted = c
         .call("review.findings", json!({"projectId": PROJECT}))
         .await;

@@ -103,3 +103,26 @@ fn a_shape_inputs_share_with_responses_reads_absent_nullable_keys_as_null() {
     assert_eq!(sent["commitSha"], serde_json::Value::Null);
     assert!(sent.as_object().is_some_and(|o| o.contains_key("filePath")));
 }
+
+/// An input decodes from the JSON a user writes, and a key no schema names is an error there,
+/// not silently dropped: the context keys are folded into each input, closed like the schema.
+#[test]
+fn a_misspelt_input_key_is_refused_by_the_generated_type() {
+    use theurian_protocol::mcp;
+    let typo = serde_json::from_value::<mcp::KnowledgeSearchInput>(
+        serde_json::json!({"projectId": "p", "query": "q", "limt": 3}),
+    );
+    assert!(
+        typo.as_ref().is_err_and(|e| e.to_string().contains("limt")),
+        "{typo:?}"
+    );
+    let status = serde_json::from_value::<mcp::KnowledgeStatusInput>(
+        serde_json::json!({"projectId": "p", "snapshotID": "x"}),
+    );
+    assert!(status.is_err(), "{status:?}");
+    let fine = serde_json::from_value::<mcp::KnowledgeStatusInput>(
+        serde_json::json!({"projectId": "p", "agentId": "a"}),
+    )
+    .expect("the context keys are the status input's keys");
+    assert_eq!(fine.agent_id.as_deref().map(|a| a.as_str()), Some("a"));
+}

@@ -1,5 +1,6 @@
 //! knowledge.status, knowledge.get and knowledge.search (unranked path) over a real socket,
-//! against projects applied by the real CLI into real SQLite files.
+//! against projects applied by the real CLI into real SQLite files, called through the typed
+//! client (`support::Typed`).
 
 use crate::fixture::{PROJECT, STATE_HASH, WITHHELD};
 use crate::migrate_apply::{git, Repo};
@@ -69,8 +70,7 @@ pub fn refused(result: &Value, code: &str) -> String {
 #[tokio::test]
 async fn status_get_and_search_answer_from_the_applied_state() {
     let (_repo, daemon) = serve().await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
 
     // 25 items: the deprecated one is never served and the confidential one is withheld by the
     // default ceiling; the proposal counts (status reports every status it may serve).
@@ -205,9 +205,10 @@ async fn status_get_and_search_answer_from_the_applied_state() {
         "INVALID_INPUT"
     )
     .contains("whitespace"));
+    // Over the schema's bound: the typed input cannot even hold it, so it goes raw.
     let long = "q".repeat(2001);
     let text = refused(
-        &c.call(
+        &c.call_raw(
             "knowledge.search",
             json!({"projectId": PROJECT, "query": long}),
         )
@@ -229,8 +230,7 @@ const IMPLEMENTS: (&str, &str) = (
 #[tokio::test]
 async fn withheld_and_absent_items_look_alike_and_the_ceiling_applies_everywhere() {
     let (repo, daemon) = serve_with(&[IMPLEMENTS]).await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     // The postmortem is confidential; the default ceiling is internal.
     let absent = refused(
         &c.call(
@@ -309,8 +309,7 @@ async fn withheld_and_absent_items_look_alike_and_the_ceiling_applies_everywhere
         ToolNames::Dotted,
     )
     .await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let status = ok(
         &c.call("knowledge.status", json!({"projectId": PROJECT}))
             .await,
@@ -378,8 +377,7 @@ async fn withheld_and_absent_items_look_alike_and_the_ceiling_applies_everywhere
 #[tokio::test]
 async fn project_faults_pins_and_damage_are_refused_or_reported_by_code() {
     let (repo, daemon) = serve().await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let text = refused(
         &c.call("knowledge.status", json!({"projectId": "nope"}))
             .await,
@@ -518,8 +516,7 @@ async fn corrupted_derived_state_is_reported_or_refused_never_served_as_healthy(
                 .rows_affected();
             assert!(changed > 0, "{name}: the mutation changed nothing");
         }
-        let mut c = daemon.client();
-        c.initialize().await;
+        let c = daemon.typed().await;
         let status = ok(
             &c.call("knowledge.status", json!({"projectId": PROJECT}))
                 .await,
@@ -570,8 +567,7 @@ async fn a_pointer_to_another_items_revision_is_refused_not_served() {
             .rows_affected();
         assert_eq!(changed, 1);
     }
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let text = refused(
         &c.call(
             "knowledge.get",

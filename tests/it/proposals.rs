@@ -81,8 +81,7 @@ fn approved_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
 async fn a_proposal_made_over_mcp_is_accepted_applied_and_then_served() {
     let (repo, daemon) = serve().await;
     let root = repo.dir.path().to_path_buf();
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let caps = ok(
         &c.call("system.capabilities", json!({})).await,
         ToolId::SystemCapabilities,
@@ -200,8 +199,7 @@ async fn a_proposal_made_over_mcp_is_accepted_applied_and_then_served() {
 #[tokio::test]
 async fn drafts_are_refused_for_stale_revisions_and_bad_requests() {
     let (repo, daemon) = serve().await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let current = ok(
         &c.call(
             "knowledge.get",
@@ -348,8 +346,7 @@ async fn no_registered_tool_writes_approved_state() {
         ToolNames::Dotted,
     )
     .await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let calls: BTreeMap<&str, Value> = [
         (
             "knowledge.search",
@@ -379,7 +376,9 @@ async fn no_registered_tool_writes_approved_state() {
     ]
     .into_iter()
     .collect();
-    let listed = c.rpc("tools/list", json!({})).await;
+    let mut raw = daemon.client();
+    raw.initialize().await;
+    let listed = raw.rpc("tools/list", json!({})).await;
     let names: Vec<String> = listed["result"]["tools"]
         .as_array()
         .expect("tools")
@@ -462,8 +461,7 @@ fn the_cli_drafts_with_every_required_option_and_names_the_missing_ones() {
 #[tokio::test]
 async fn operations_drafts_admit_ten_kinds_and_stamp_their_own_header() {
     let (repo, daemon) = serve().await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let evidence = json!({"agentId": "agent-7", "taskId": "task-9", "model": "m", "reasoning": "Ownership moved."});
     let doc = |ops: Value| json!({"id": "01AAAAAAAAAAAAAAAAAAAAAAAA", "author": "Jane Doe", "description": "Hand the item to the platform team", "operations": ops});
     let ops = json!([
@@ -780,8 +778,7 @@ fn accept_refuses_to_write_through_a_symlinked_knowledge_directory() {
 #[tokio::test]
 async fn a_body_the_schema_admits_is_not_refused_by_a_smaller_hidden_bound() {
     let (_repo, daemon) = serve().await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let body = format!("# Long\n\n{}\n", "word ".repeat(2_600_000));
     assert!(body.len() > 13_000_000);
     let answer = c
@@ -809,8 +806,7 @@ async fn a_body_the_schema_admits_is_not_refused_by_a_smaller_hidden_bound() {
 #[tokio::test]
 async fn a_draft_carrying_a_secret_writes_nothing() {
     let (repo, daemon) = serve().await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let key = "AKIAQZXWVUTSRPONMLKJ";
     let proposals = repo.dir.path().join(".theurian/proposals");
     let before = std::fs::read_dir(&proposals).map_or(0, |d| d.count());

@@ -120,8 +120,7 @@ async fn retrievers_fuse_and_name_themselves_and_the_envelope_is_complete() {
         (json!(3), json!(3))
     );
     let daemon = daemon_for(&repo).await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
 
     let s = search_body(
         &c.call(
@@ -247,9 +246,7 @@ async fn a_withheld_item_is_never_returned_counted_or_allowed_to_move_a_rank() {
     with.ok(&["--json", "index", "build"]);
     without.ok(&["--json", "index", "build"]);
     let (d1, d2) = (daemon_for(&with).await, daemon_for(&without).await);
-    let (mut c1, mut c2) = (d1.client(), d2.client());
-    c1.initialize().await;
-    c2.initialize().await;
+    let (c1, c2) = (d1.typed().await, d2.typed().await);
     for query in ["retry", "retry quota", "storms"] {
         let a = search_body(
             &c1.call(
@@ -304,8 +301,7 @@ async fn a_stale_index_is_labelled_and_its_outdated_passages_are_gated_out() {
         )],
     );
     let daemon = daemon_for(&repo).await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let s = search_body(
         &c.call(
             "knowledge.search",
@@ -386,8 +382,7 @@ async fn secrets_are_kept_out_of_the_index_under_block_and_reported_under_warn()
         (json!("block"), json!(1))
     );
     let daemon = daemon_for(&repo).await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let s = search_body(
         &c.call(
             "knowledge.search",
@@ -430,8 +425,7 @@ async fn a_build_with_drafts_ranks_them_only_for_callers_who_ask() {
     let built = repo.ok(&["--json", "index", "build", "--include-unapproved"]);
     assert_eq!(built["items"], 2);
     let daemon = daemon_for(&repo).await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let approved = search_body(
         &c.call(
             "knowledge.search",
@@ -524,8 +518,7 @@ async fn a_withdrawal_purges_its_passages_into_a_derived_build() {
         .windows(b"Retry forever without limits".len())
         .any(|w| w == b"Retry forever without limits"));
     let daemon = daemon_for(&repo).await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let s = search_body(
         &c.call(
             "knowledge.search",
@@ -564,8 +557,7 @@ async fn the_gate_drops_passages_whose_canonical_text_no_longer_matches() {
         sqlx::query("UPDATE knowledge_revisions SET body = 'something else entirely' WHERE item_id = 'arch.one'").execute(&mut conn).await.expect("tamper");
     }
     let daemon = daemon_for(&repo).await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let s = search_body(
         &c.call(
             "knowledge.search",
@@ -595,8 +587,7 @@ async fn a_raptor_build_adds_the_summary_retriever_and_raptor_paths() {
     );
     assert_eq!(built["raptorNodes"], 25);
     let daemon = daemon_for(&repo).await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let query = json!({"projectId": PROJECT, "query": "secrets vault", "limit": 3});
     let s = search_body(&c.call("knowledge.search", query.clone()).await);
     let top = &s["results"][0];
@@ -779,8 +770,7 @@ async fn the_scan_below_three_characters_ranks_by_occurrences_and_skips_gated_ro
     revise(&repo, &rewritten);
 
     let daemon = daemon_for(&repo).await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let s = search_body(
         &c.call(
             "knowledge.search",

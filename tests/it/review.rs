@@ -82,8 +82,7 @@ fn shape(body: &Value) -> Vec<(u64, String)> {
 #[tokio::test]
 async fn built_evidence_is_searched_with_exact_filters_in_the_store_order() {
     let (repo, daemon) = project_with_evidence().await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
 
     let caps = crate::knowledge::ok(
         &c.call("system.capabilities", json!({})).await,
@@ -268,7 +267,7 @@ async fn built_evidence_is_searched_with_exact_filters_in_the_store_order() {
     }
     // The schema's bound is enforced before the tool: 401 characters never reach the handler.
     let long = c
-        .call("review.search", args(json!({"q": "x".repeat(401)})))
+        .call_raw("review.search", args(json!({"q": "x".repeat(401)})))
         .await;
     assert!(!refused(&long, "INVALID_INPUT").contains(&"x".repeat(50)));
     // Filters are checked before the project: an unknown project with a bad filter is the filter's refusal.
@@ -335,8 +334,7 @@ async fn the_page_budget_stops_at_a_record_boundary_and_serves_one_record_whole(
         ToolNames::Dotted,
     )
     .await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     let cut = ok(&c
         .call("review.search", args(json!({"q": "page budget"})))
         .await);
@@ -479,8 +477,7 @@ fn a_damaged_evidence_file_fails_the_build_by_name_and_is_never_deleted() {
 #[tokio::test]
 async fn planted_and_escaping_review_stores_are_refused() {
     let (repo, daemon) = project_with_evidence().await;
-    let mut c = daemon.client();
-    c.initialize().await;
+    let c = daemon.typed().await;
     // Built by another installation: the file is there, but nothing here vouches for it.
     let elsewhere = tempfile::tempdir().expect("tempdir");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
@@ -546,6 +543,7 @@ async fn planted_and_escaping_review_stores_are_refused() {
 async fn a_lone_surrogate_in_a_filter_is_refused_before_any_tool_runs() {
     let (repo, daemon) = project_with_evidence().await;
     repo.ok(&["--json", "review", "build"]);
+    // A wire test: the surrogate cannot be written in a typed input at all.
     let mut c = daemon.client();
     c.initialize().await;
     for (tool, key) in [

@@ -111,6 +111,96 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// The typed client (`theurian-client`) connected to this daemon, in the adapter tool tests
+    /// use: see [`Typed`].
+    pub async fn typed(&self) -> Typed {
+        let options = theurian_client::Options {
+            // A test that meets the concurrency cap wants to see it.
+            capacity_retries: 0,
+            ..theurian_client::Options::default()
+        };
+        let client = theurian_client::Client::connect_with(&self.url(), &self.token, options)
+            .await
+            .expect("the typed client connects");
+        Typed {
+            client,
+            raw: self.client(),
+        }
+    }
+}
+
+/// Tool-behaviour tests call through the generated client: the arguments, written as the JSON
+/// a user writes, are decoded into the tool's generated input type, sent by `theurian-client`,
+/// and its typed answer (or coded refusal) is handed back as the `tools/call` result JSON the
+/// raw [`Client`] returns, so the assertions read the same either way. A test going through here
+/// fails when the client's types and the daemon's answers disagree. Tests of the wire itself
+/// (malformed arguments, headers, the seat) keep the raw client.
+pub struct Typed {
+    pub client: theurian_client::Client,
+    raw: Client,
+}
+
+impl Typed {
+    /// `tools/call` with arguments sent as they are, past the typed input: for what only the
+    /// daemon's seat can refuse (an unknown key, a value over a schema bound).
+    pub async fn call_raw(&self, name: &str, arguments: Value) -> Value {
+        let mut raw = Client {
+            http: self.raw.http.clone(),
+            url: self.raw.url.clone(),
+            token: self.raw.token.clone(),
+            next_id: 1,
+        };
+        raw.initialize().await;
+        raw.call(name, arguments).await
+    }
+}
+
+macro_rules! typed_call {
+    ($(($method:ident, $variant:ident, $name:literal, $input:ident, $response:ident, $doc:literal)),* $(,)?) => {
+        impl Typed {
+            /// `tools/call` through the typed client, answered as the raw client answers.
+            pub async fn call(&self, name: &str, arguments: Value) -> Value {
+                match name {
+                    $($name => {
+                        let input: theurian_client::types::$input =
+                            serde_json::from_value(arguments).unwrap_or_else(|e| {
+                                panic!("{}: these arguments do not fit the input type ({e}); a test of refusals the seat gives belongs on the raw client", $name)
+                            });
+                        typed_result(self.client.$method(&input).await)
+                    })*
+                    other => panic!("not a tool of the table: {other}"),
+                }
+            }
+        }
+    };
+}
+theurian_protocol::with_tools!(typed_call);
+
+/// A typed answer as the `tools/call` result it came from: `structuredContent` on success, the
+/// text and `_meta` of a refusal.
+fn typed_result<T: serde::Serialize>(answer: Result<T, theurian_client::Error>) -> Value {
+    match answer {
+        Ok(body) => {
+            json!({"isError": false, "structuredContent": serde_json::to_value(body).expect("serialise")})
+        }
+        Err(theurian_client::Error::Refusal {
+            code,
+            retryable,
+            retry_after_ms,
+            message,
+            ..
+        }) => {
+            let mut meta = json!({"code": code.to_string(), "retryable": retryable});
+            if let Some(ms) = retry_after_ms {
+                meta["retryAfterMs"] = json!(ms);
+            }
+            json!({"isError": true, "_meta": meta, "content": [{"type": "text", "text": message}]})
+        }
+        Err(other) => panic!("the typed client failed: {other}"),
+    }
+}
+
 /// A minimal Streamable HTTP MCP client.
 pub struct Client {
     pub http: reqwest::Client,

@@ -49,7 +49,23 @@ export type DamageDetected = true;
 /**
  * The shared project context plus a migration document and its provenance. Keys not listed here or in the shared context are refused. Only the outer shape is checked here; the document itself is validated by the tool against the migration schema and the allowed operation set.
  */
-export type KnowledgeGenerateMigrationDraftInput = ToolContext & {
+export type KnowledgeGenerateMigrationDraftInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
   /**
    * Migration: author, description, structural operations.
    */
@@ -88,7 +104,23 @@ export type KnowledgeGenerateMigrationDraftResponse = {
 /**
  * The shared project context plus the item to fetch. Keys not listed here or in the shared context are refused. The id's grammar is checked by the tool, which points to `knowledge.search` when it is malformed.
  */
-export type KnowledgeGetInput = ToolContext & {
+export type KnowledgeGetInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
   /**
    * Id or alias.
    */
@@ -163,7 +195,23 @@ export type Relation = {
 /**
  * The shared project context plus the content to propose and its provenance. Keys not listed here or in the shared context are refused. The schema checks shape, lengths and the `contentType` set; the item id grammar, the `kind`, `trustLevel` and `sensitivity` vocabularies, non-empty text fields and the revision check are the tool's, so its refusals can name the accepted values.
  */
-export type KnowledgeProposeChangeInput = ToolContext & {
+export type KnowledgeProposeChangeInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
   /**
    * Dotted kebab id.
    */
@@ -239,7 +287,23 @@ export type KnowledgeProposeChangeResponse = ProposalPayload;
 /**
  * The shared project context plus the search parameters. Keys not listed here or in the shared context are refused. The schema bounds shape and length only: `limit` and `maxTokens` are clamped by the tool rather than refused, and `asOf` is parsed by the tool.
  */
-export type KnowledgeSearchInput = ToolContext & {
+export type KnowledgeSearchInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
   /**
    * Search text.
    */
@@ -296,7 +360,24 @@ export type KnowledgeSearchResponse = {
 /**
  * Only the shared project context; this tool has no parameters of its own, so any other key is refused.
  */
-export type KnowledgeStatusInput = ToolContext;
+export type KnowledgeStatusInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
+};
 
 /**
  * The complete `structuredContent` of a status report. Six keys are always sent; `integrity` is added only when a damage check fired. The item counts cover only what this deployment may serve, so they reveal nothing about retired or over-ceiling items.
@@ -727,7 +808,23 @@ export type NextSteps = string[];
 /**
  * The shared project context plus optional filters; every filter given must match. Keys not listed here or in the shared context are refused. The schema bounds shape and length only: vocabularies, the sha form and the `limit` range are checked by the tool, so its refusal can name the accepted values. Filters are checked before the project is resolved.
  */
-export type ReviewFindingsInput = ToolContext & {
+export type ReviewFindingsInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
   /**
    * code-review|security|adversarial
    */
@@ -831,7 +928,23 @@ export type ReviewFindingsResponse = {
 /**
  * The shared project context, the review thread to generalize (by `repository` and `recordKey`), the commit that fixed it, and the proposed knowledge with its provenance. Keys not listed here or in the shared context are refused. No promotion-gate signal can be supplied: the tool works them out itself. The draft always has `text/markdown` content, trust level `inferred`, and is never local. `category` is validated but not recorded in the proposal.
  */
-export type ReviewGenerateKnowledgeCandidateInput = ToolContext & {
+export type ReviewGenerateKnowledgeCandidateInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
   /**
    * owner/name as in review.search.
    */
@@ -907,7 +1020,23 @@ export type ReviewGenerateKnowledgeCandidateResponse = ProposalPayload;
 /**
  * The shared project context plus optional filters; every filter given must match. Keys not listed here or in the shared context are refused. The schema bounds shape and length only: the thread-state vocabulary and the `limit` and `pullRequest` ranges are checked by the tool, so its refusal can name what is accepted. Filters are checked before the project is resolved.
  */
-export type ReviewSearchInput = ToolContext & {
+export type ReviewSearchInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
   /**
    * owner/name, exact.
    */

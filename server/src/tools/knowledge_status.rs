@@ -15,9 +15,13 @@ pub(crate) async fn answer(
     state: &AppState,
     input: KnowledgeStatusInput,
 ) -> Result<KnowledgeStatusResponse, Refusal> {
-    let ctx = input.0;
-    let project = ctx.project_id.as_str();
-    let opened = open(state, project, ctx.snapshot_id.as_ref().map(|s| s.as_str())).await?;
+    let project = input.project_id.as_str();
+    let opened = open(
+        state,
+        project,
+        input.snapshot_id.as_ref().map(|s| s.as_str()),
+    )
+    .await?;
     let visible = state.visible_levels();
     let counts = read::status_counts(&opened.pool, project, &visible)
         .await
@@ -45,7 +49,7 @@ pub(crate) async fn answer(
             .map_err(|e| read_refusal(project, e))?,
     };
     Ok(KnowledgeStatusResponse {
-        project_id: ctx.project_id.clone(),
+        project_id: input.project_id.clone(),
         state_hash: opened
             .resolved
             .state_hash
