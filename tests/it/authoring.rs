@@ -155,8 +155,7 @@ async fn a_person_writes_an_item_and_a_revision_that_are_then_served() {
         ToolNames::Dotted,
     )
     .await;
-    let mut client = daemon.client();
-    client.initialize().await;
+    let client = daemon.typed().await;
     let got = client
         .call(
             "knowledge.get",

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use theurian_server::ToolNames;
 
-async fn status(client: &mut crate::support::Client, project: &str) -> Value {
+async fn status(client: &crate::support::Typed, project: &str) -> Value {
     client
         .call("knowledge.status", json!({"projectId": project}))
         .await
@@ -41,9 +41,8 @@ async fn a_state_deleted_and_rebuilt_under_the_same_name_is_served_from_the_new_
     repo.ok(&["--json", "migrate", "apply"]);
     repo.ok(&["--json", "index", "build"]);
     let daemon = Daemon::over(repo.data.path(), ToolNames::Dotted).await;
-    let mut client = daemon.client();
-    client.initialize().await;
-    let before = status(&mut client, PROJECT).await;
+    let client = daemon.typed().await;
+    let before = status(&client, PROJECT).await;
     let items = item_count(&before);
     assert!(items > 20, "{before}");
     let search = json!({"projectId": PROJECT, "query": "idempotency key reuse"});
@@ -55,7 +54,7 @@ async fn a_state_deleted_and_rebuilt_under_the_same_name_is_served_from_the_new_
     repo.ok(&["--json", "migrate", "apply"]);
     repo.ok(&["--json", "index", "build"]);
 
-    let after = status(&mut client, PROJECT).await;
+    let after = status(&client, PROJECT).await;
     assert_eq!(item_count(&after), items, "{after}");
     assert!(
         after["structuredContent"].get("integrity").is_none(),
@@ -89,11 +88,10 @@ async fn new_states_one_after_another_keep_what_is_held_open_bounded() {
     let repo = fixture::registered();
     repo.ok(&["--json", "migrate", "apply"]);
     let daemon = Daemon::over(repo.data.path(), ToolNames::Dotted).await;
-    let mut client = daemon.client();
-    client.initialize().await;
+    let client = daemon.typed().await;
     let root = repo.dir.path();
     let states = theurian_core::knowledge::pool::MAX_POOLS + 4;
-    let mut last = item_count(&status(&mut client, PROJECT).await);
+    let mut last = item_count(&status(&client, PROJECT).await);
     for n in 0..states {
         let body = root.join("body.md");
         std::fs::write(&body, format!("Note {n} on the ledger's nightly close.\n")).expect("body");
@@ -116,7 +114,7 @@ async fn new_states_one_after_another_keep_what_is_held_open_bounded() {
         crate::migrate_apply::git(root, &["add", "-A"]);
         crate::migrate_apply::git(root, &["commit", "-q", "-m", &format!("note {n}")]);
         repo.ok(&["--json", "migrate", "apply"]);
-        let now = item_count(&status(&mut client, PROJECT).await);
+        let now = item_count(&status(&client, PROJECT).await);
         assert_eq!(now, last + 1, "state {n} is the one served");
         last = now;
     }
@@ -137,16 +135,15 @@ async fn a_state_built_under_the_old_id_is_named_and_a_new_apply_rebuilds_it() {
     let report = String::from_utf8_lossy(&doctor.stdout);
     assert!(report.contains("state project id"), "{report}");
     let daemon = Daemon::over(repo.data.path(), ToolNames::Dotted).await;
-    let mut client = daemon.client();
-    client.initialize().await;
-    let refused = status(&mut client, "p1").await;
+    let client = daemon.typed().await;
+    let refused = status(&client, "p1").await;
     assert_eq!(refused["isError"], true, "{refused}");
     assert_eq!(refused["_meta"]["code"], "STATE_UNAVAILABLE", "{refused}");
     let text = refused["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("registered under its present id"), "{text}");
 
     repo.ok(&["--json", "migrate", "apply"]);
-    let served = status(&mut client, "p1").await;
+    let served = status(&client, "p1").await;
     assert_eq!(served["isError"], false, "{served}");
     assert!(item_count(&served) > 20, "{served}");
     assert!(served["structuredContent"].get("integrity").is_none());
