@@ -5666,6 +5666,9 @@ pub mod mcp {
     #[serde(deny_unknown_fields)]
     pub struct SystemCapabilitiesResponse {
         pub capabilities: SystemCapabilitiesResponseCapabilities,
+        ///A fingerprint of the contract this daemon publishes: SHA-256 over every tool's name, intent, input schema and output schema as `tools/list` publishes them (brief form, dotted names). Two daemons with the same digest accept and answer the same documents; `/health` and `theurian version --json` report it too.
+        #[serde(rename = "contractDigest")]
+        pub contract_digest: SystemCapabilitiesResponseContractDigest,
         ///A sentence for humans, stating that write-intent tools only draft proposals and no tool changes approved knowledge. Do not parse it.
         pub note: SystemCapabilitiesResponseNote,
         ///The MCP contract this build speaks, e.g. `theurian/v1`. A string, not a constant, so a later protocol can change it.
@@ -5820,6 +5823,64 @@ pub mod mcp {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///A fingerprint of the contract this daemon publishes: SHA-256 over every tool's name, intent, input schema and output schema as `tools/list` publishes them (brief form, dotted names). Two daemons with the same digest accept and answer the same documents; `/health` and `theurian version --json` report it too.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SystemCapabilitiesResponseContractDigest(::std::string::String);
+    impl ::std::ops::Deref for SystemCapabilitiesResponseContractDigest {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SystemCapabilitiesResponseContractDigest>
+    for ::std::string::String {
+        fn from(value: SystemCapabilitiesResponseContractDigest) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SystemCapabilitiesResponseContractDigest {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^sha256:[0-9a-f]{64}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^sha256:[0-9a-f]{64}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SystemCapabilitiesResponseContractDigest {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SystemCapabilitiesResponseContractDigest {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SystemCapabilitiesResponseContractDigest {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///A sentence for humans, stating that write-intent tools only draft proposals and no tool changes approved knowledge. Do not parse it.
@@ -10863,6 +10924,57 @@ pub mod protocol {
                 })
         }
     }
+    ///The version of the contract this tree of schemas defines, stated here once: the daemon, the CLI and both generated clients report it, and `theurian contract check` requires it to be raised with every change that breaks callers. It is `theurian/v` followed by a whole number.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ProtocolVersion {
+        #[serde(rename = "theurian/v1")]
+        TheurianV1,
+    }
+    impl ::std::fmt::Display for ProtocolVersion {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::TheurianV1 => f.write_str("theurian/v1"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ProtocolVersion {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "theurian/v1" => Ok(Self::TheurianV1),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProtocolVersion {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProtocolVersion {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A Semantic Versioning 2.0.0 version string, with optional pre-release and build parts.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -10968,6 +11080,10 @@ pub mod protocol {
             "protocol-mismatch",
             "invalid-declaration",
         ];
+    }
+    impl ProtocolVersion {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["theurian/v1"];
     }
 }
 /// A review evidence file under `.theurian/review/`.
@@ -12887,6 +13003,14 @@ pub mod schemas {
             text: include_str!(
                 concat!(env!("CARGO_MANIFEST_DIR"),
                 "/schemas/protocol/compatibility.schema.json")
+            ),
+        },
+        SchemaDocument {
+            path: "protocol/protocol-version.schema.json",
+            id: "https://theurian.dev/schemas/protocol/protocol-version.schema.json",
+            text: include_str!(
+                concat!(env!("CARGO_MANIFEST_DIR"),
+                "/schemas/protocol/protocol-version.schema.json")
             ),
         },
         SchemaDocument {

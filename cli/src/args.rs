@@ -82,6 +82,12 @@ pub enum Command {
     /// Exit 0 compatible, 3 not, 2 the declaration is unusable.
     #[command(subcommand)]
     Compat(CompatCommand),
+    /// Compare schema trees and gate breaking changes to the contract.
+    ///
+    /// `diff` exits 0 when nothing breaks, 1 when something does; `check` exits 0 when the
+    /// working schemas may ship, 1 when not; 2 for an unusable argument.
+    #[command(subcommand)]
+    Contract(ContractCommand),
     /// Say how to connect an MCP client (Claude Code, Cursor, or any other) to the daemon.
     ///
     /// Prints the endpoint, the token and the exact command or config to add. Changes no client
@@ -510,6 +516,38 @@ pub struct CompatCheckArgs {
     /// The wire protocol the plugin speaks, `theurian/v<N>` (`protocolVersion`).
     #[arg(long, required_unless_present = "declaration")]
     pub protocol_version: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContractCommand {
+    /// Report every change between two schema trees, each with its rule, direction and verdict
+    /// (breaking, compatible or annotation). OLD and NEW are each a directory laid out like
+    /// schemas/ or a revision of the repository here (HEAD~1, a tag, a commit), whose schemas/
+    /// is read from Git without checking anything out.
+    Diff {
+        /// The earlier contract: a directory or a revision.
+        old: String,
+        /// The later contract: a directory or a revision.
+        new: String,
+    },
+    /// Gate the working schemas/ against the released contract (contract/released/, or
+    /// `--against REV`): a breaking change needs a raised protocol version that CHANGELOG.md
+    /// names with the change, and a raised version needs a breaking change.
+    Check {
+        /// Compare against this revision's schemas/ instead of contract/released/.
+        #[arg(long, value_name = "REV")]
+        against: Option<String>,
+        /// The repository to check; default: the one holding the current directory.
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+    },
+    /// Record the working schemas/ as the released contract (contract/released/), as part of
+    /// a release: later `contract check` runs compare against it.
+    Baseline {
+        /// The repository; default: the one holding the current directory.
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+    },
 }
 
 /// The MCP clients `theurian setup` knows how to wire.

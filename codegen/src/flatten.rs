@@ -91,6 +91,29 @@ fn hoistable(file: &SchemaFile) -> impl Iterator<Item = (&String, &Value)> {
         .filter(|(_, v)| v.get("$ref").is_none())
 }
 
+/// The type name of `key` from file `f`: its own name in UpperCamelCase, prefixed by the file's
+/// when another definition took it first. Two keys that would still collide stop generation.
+fn claim(
+    taken: &mut BTreeMap<String, String>,
+    f: &SchemaFile,
+    key: &str,
+    what: &str,
+) -> Result<String, CodegenError> {
+    let plain = pascal(key);
+    let name = if taken.contains_key(&plain) {
+        format!("{}{plain}", pascal(f.stem()))
+    } else {
+        plain
+    };
+    if let Some(other) = taken.insert(name.clone(), f.rel_path.clone()) {
+        return Err(CodegenError::Schema {
+            path: f.rel_path.clone(),
+            message: format!("{what} {key} would be named {name}, already used by {other}"),
+        });
+    }
+    Ok(name)
+}
+
 impl<'a> Names<'a> {
     fn assign(files: &[&'a SchemaFile], set: &SchemaSet) -> Result<Self, CodegenError> {
         let mut taken: BTreeMap<String, String> = BTreeMap::new();
@@ -111,40 +134,14 @@ impl<'a> Names<'a> {
                 continue;
             };
             for key in map.keys() {
-                let plain = pascal(key);
-                let name = if taken.contains_key(&plain) {
-                    format!("{}{plain}", pascal(f.stem()))
-                } else {
-                    plain
-                };
-                if let Some(other) = taken.insert(name.clone(), f.rel_path.clone()) {
-                    return Err(CodegenError::Schema {
-                        path: f.rel_path.clone(),
-                        message: format!(
-                            "definition {key} would be named {name}, already used by {other}"
-                        ),
-                    });
-                }
+                let name = claim(&mut taken, f, key, "definition")?;
                 defs.insert((f.rel_path.as_str(), key.clone()), name);
             }
         }
         let mut hoisted = BTreeMap::new();
         for f in shared_schemas(files, set)? {
             for (key, _) in hoistable(f) {
-                let plain = pascal(key);
-                let name = if taken.contains_key(&plain) {
-                    format!("{}{plain}", pascal(f.stem()))
-                } else {
-                    plain
-                };
-                if let Some(other) = taken.insert(name.clone(), f.rel_path.clone()) {
-                    return Err(CodegenError::Schema {
-                        path: f.rel_path.clone(),
-                        message: format!(
-                            "property {key} would be named {name}, already used by {other}"
-                        ),
-                    });
-                }
+                let name = claim(&mut taken, f, key, "property")?;
                 hoisted.insert((f.rel_path.as_str(), key.clone()), name);
             }
         }

@@ -21,9 +21,21 @@ mod typescript;
 pub use schema_set::{SchemaFile, SchemaSet};
 pub use typescript::typescript;
 
-/// The contract version the schemas describe. Generated into the Rust source and the
-/// TypeScript declarations alike, so every surface reports the one value.
-pub const PROTOCOL_VERSION: &str = "theurian/v1";
+/// The schema stating the protocol version, as its `const`.
+pub const VERSION_FILE: &str = "protocol/protocol-version.schema.json";
+
+/// The contract version the schemas state (the `const` of [`VERSION_FILE`]). Generated into the
+/// Rust source and the TypeScript declarations alike, so every surface reports the one value.
+pub fn protocol_version(set: &SchemaSet) -> Result<String, CodegenError> {
+    set.by_path(VERSION_FILE)
+        .and_then(|f| f.doc.get("const"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| CodegenError::Schema {
+            path: VERSION_FILE.into(),
+            message: "must exist and state the protocol version as a string `const`".into(),
+        })
+}
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -108,10 +120,11 @@ pub fn generate(schema_dir: &Path, manifest_relative: &str) -> Result<String, Co
         syn::parse2(modules.clone()).map_err(|e| CodegenError::Parse(e.to_string()))?;
     let tools = tools::tool_module(&set, &file)?;
     let schemas = schema_set::embedded_schemas(&set, manifest_relative);
+    let version = protocol_version(&set)?;
     let all = quote! {
         /// The protocol version every surface reports (`/health`, `system.capabilities`,
         /// `--version`, the `initialize` handshake).
-        pub const PROTOCOL_VERSION: &str = #PROTOCOL_VERSION;
+        pub const PROTOCOL_VERSION: &str = #version;
         #modules
         #schemas
         #tools

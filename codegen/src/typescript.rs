@@ -9,7 +9,7 @@
 
 use crate::flatten::flatten_group;
 use crate::tools::collect;
-use crate::{CodegenError, SchemaFile, SchemaSet, PROTOCOL_VERSION};
+use crate::{protocol_version, CodegenError, SchemaFile, SchemaSet};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -29,7 +29,7 @@ pub fn typescript(schema_dir: &Path) -> Result<String, CodegenError> {
     let _ = writeln!(
         out,
         "/** The contract version these types describe; the daemon reports it in `system.capabilities`. */\nexport const PROTOCOL_VERSION = {};\n",
-        json_str(PROTOCOL_VERSION)
+        json_str(&protocol_version(&set)?)
     );
     for (name, schema) in &flat.definitions {
         out.push_str(&doc_comment(schema, ""));

@@ -7,6 +7,7 @@
 
 pub mod compat;
 pub mod config;
+pub mod contract;
 pub mod corpus;
 pub mod datadir;
 pub mod error;

@@ -8,6 +8,8 @@
 //! * `cli`: registry and layout commands, output conventions and exit codes.
 //! * `reference`: tests that read the reference's own files in `../shared` (ignored on a clone
 //!   alone, run by `.ci/run`): our schemas against its published ones, its corpora's hashes.
+//! * `contract`: `contract diff` and `contract check`: the rules table in every direction,
+//!   every real schema mutated one keyword at a time, the gate over real Git repositories.
 //! * `generated`: the committed generated source against what the build produces.
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
 //! * `publication`: what `tools/list` publishes: budgets, portability, same verdicts as the seat.
@@ -23,6 +25,7 @@ mod candidate;
 mod cli;
 mod clients;
 mod connections;
+mod contract;
 mod daemon_cli;
 mod findings;
 mod fixture;

@@ -112,6 +112,21 @@ impl Daemon {
 }
 
 impl Daemon {
+    /// Records this daemon in its data directory's lock file, as a started daemon does, so a
+    /// client finds it the way it finds a user's. Hold the lock while the client needs it.
+    pub fn record_lock(&self, instance_id: &str) -> theurian_server::daemon::DaemonLock {
+        let mut lock = theurian_server::daemon::DaemonLock::try_acquire(&self.data)
+            .expect("lock file")
+            .expect("no other holder");
+        lock.record(&theurian_server::daemon::LockInfo {
+            pid: std::process::id(),
+            port: self.port,
+            instance_id: instance_id.into(),
+        })
+        .expect("record");
+        lock
+    }
+
     /// The typed client (`theurian-client`) connected to this daemon, in the adapter tool tests
     /// use: see [`Typed`].
     pub async fn typed(&self) -> Typed {

@@ -22,21 +22,6 @@ fn package() -> PathBuf {
     PathBuf::from(dir)
 }
 
-/// Records `daemon` in its data directory's lock file, as a started daemon does, so the client
-/// finds it the way it finds a user's.
-fn record(daemon: &Daemon) -> theurian_server::daemon::DaemonLock {
-    let mut lock = theurian_server::daemon::DaemonLock::try_acquire(&daemon.data)
-        .expect("lock file")
-        .expect("no other holder");
-    lock.record(&theurian_server::daemon::LockInfo {
-        pid: std::process::id(),
-        port: daemon.port,
-        instance_id: "ts-client-test".into(),
-    })
-    .expect("record");
-    lock
-}
-
 /// Runs node on a compiled script with `THEURIAN_DATA_DIR` set, feeding `stdin`.
 async fn node(package: &Path, script: &str, data: &Path, stdin: &str) -> String {
     let mut child = tokio::process::Command::new("node")
@@ -76,7 +61,7 @@ async fn the_typescript_client_type_checks_and_calls_every_tool() {
 
     let (_dir, data, mut calls) = prepared();
     let daemon = Daemon::over(&data, ToolNames::Dotted).await;
-    let lock = record(&daemon);
+    let lock = daemon.record_lock("ts-client-test");
 
     let shown = node(&package, "examples/search.js", &data, "").await;
     assert!(

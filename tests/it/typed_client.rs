@@ -348,15 +348,7 @@ async fn the_data_directory_names_the_daemon_to_connect_to() {
         matches!(&missing, Err(Error::Discovery { message }) if message.contains("theurian daemon start")),
         "{missing:?}"
     );
-    let mut lock = theurian_server::daemon::DaemonLock::try_acquire(&daemon.data)
-        .expect("lock file")
-        .expect("no other holder");
-    lock.record(&theurian_server::daemon::LockInfo {
-        pid: std::process::id(),
-        port: daemon.port,
-        instance_id: "typed-client-test".into(),
-    })
-    .expect("record");
+    let lock = daemon.record_lock("typed-client-test");
     let client = Client::from_data_dir_at(&data, Options::default())
         .await
         .expect("found through the data directory");

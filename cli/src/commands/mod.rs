@@ -7,6 +7,7 @@ mod bench_fuzz;
 mod bench_search;
 mod bench_soak;
 mod compat;
+mod contract;
 mod daemon;
 mod doctor;
 pub(crate) mod findings;
@@ -53,6 +54,13 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Compat(cmd) => {
             let (verdict, exit) = compat::run(cmd)?;
             crate::output::success(&verdict, cli.json);
+            std::process::exit(exit as i32);
+        }
+        Command::Contract(cmd) => {
+            let (report, exit) = contract::run(cmd, cli.json)?;
+            if cli.json {
+                crate::output::success(&report, true);
+            }
             std::process::exit(exit as i32);
         }
         Command::Setup { client, port } => setup::run(&data, client, port, cli.json),

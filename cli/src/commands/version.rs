@@ -1,4 +1,5 @@
-//! `theurian version`: this build and the protocol it speaks.
+//! `theurian version`: this build, the protocol it speaks and the fingerprint of the contract
+//! it publishes.
 
 use serde_json::{json, Value};
 
@@ -6,6 +7,7 @@ pub fn run() -> Value {
     json!({
         "version": theurian_core::VERSION,
         "protocolVersion": theurian_protocol::PROTOCOL_VERSION,
+        "contractDigest": theurian_core::contract::digest::published(),
         "schemaVersion": theurian_core::CANONICAL_SCHEMA_VERSION,
     })
 }

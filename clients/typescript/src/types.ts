@@ -1167,6 +1167,10 @@ export type SystemCapabilitiesResponse = {
    */
   protocolVersion: string;
   /**
+   * A fingerprint of the contract this daemon publishes: SHA-256 over every tool's name, intent, input schema and output schema as `tools/list` publishes them (brief form, dotted names). Two daemons with the same digest accept and answer the same documents; `/health` and `theurian version --json` report it too.
+   */
+  contractDigest: string;
+  /**
    * Layout version of the canonical knowledge store; the same number `knowledge.status` reports. Derived stores (search index, review stores) have their own versions, not reported here.
    */
   schemaVersion: number;

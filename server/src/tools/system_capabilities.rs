@@ -40,6 +40,9 @@ fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
         protocol_version: theurian_protocol::PROTOCOL_VERSION
             .try_into()
             .map_err(bad)?,
+        contract_digest: theurian_core::contract::digest::published()
+            .try_into()
+            .map_err(bad)?,
         schema_version: std::num::NonZeroU64::new(theurian_core::CANONICAL_SCHEMA_VERSION)
             .ok_or_else(|| Refusal::internal("system.capabilities", &"schema version"))?,
         capabilities: SystemCapabilitiesResponseCapabilities {
