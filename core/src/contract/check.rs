@@ -30,6 +30,27 @@ fn unreleased(changelog: &str) -> &str {
     &rest[..end]
 }
 
+/// The entries of a changelog section: each `- ` bullet with its continuation lines, and each
+/// other paragraph.
+fn entries(section: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for line in section.lines() {
+        let starts = line.trim_start().starts_with("- ") || line.starts_with('#');
+        if (starts || line.trim().is_empty()) && !current.trim().is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        if !line.trim().is_empty() {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current);
+    }
+    out
+}
+
 /// How a changelog can name a breaking change: its tool, or its schema file's name.
 fn names(change: &Change) -> Vec<String> {
     let mut out = change.tools.clone();
@@ -95,16 +116,24 @@ pub fn check(baseline: &SchemaTree, working: &SchemaTree, changelog: &str) -> Ou
                     o.unwrap_or("the released version")
                 ));
             }
-            let section = unreleased(changelog);
-            if !breaking.is_empty() && !section.contains(n) {
+            // Only entries that announce the new version count: an older line that happens to
+            // mention the tool says nothing about this break.
+            let announcing: Vec<String> = entries(unreleased(changelog))
+                .into_iter()
+                .filter(|e| e.contains(n))
+                .collect();
+            if !breaking.is_empty() && announcing.is_empty() {
                 failures.push(format!(
-                    "CHANGELOG.md's Unreleased section does not mention {n}: say what breaks and what callers must change."
+                    "No entry in CHANGELOG.md's Unreleased section mentions {n}: add one that says what breaks and what callers must change."
                 ));
             }
             for c in &breaking {
-                if !names(c).iter().any(|name| section.contains(name.as_str())) {
+                let named = names(c)
+                    .iter()
+                    .any(|name| announcing.iter().any(|e| e.contains(name.as_str())));
+                if !announcing.is_empty() && !named {
                     failures.push(format!(
-                        "CHANGELOG.md's Unreleased section does not name the breaking change {} at {}#{} (mention {}).",
+                        "No CHANGELOG.md entry mentioning {n} names the breaking change {} at {}#{} (mention {}).",
                         c.rule,
                         c.schema,
                         c.pointer,
@@ -118,5 +147,26 @@ pub fn check(baseline: &SchemaTree, working: &SchemaTree, changelog: &str) -> Ou
         passed: failures.is_empty(),
         report,
         failures,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changelog_splits_into_bullets_and_paragraphs() {
+        let text = "## Unreleased\n\n### Changed\n- one\n  continued\n- two\n\nA paragraph\nof two lines.\n\n## 0.1.0\n- old\n";
+        let got = entries(unreleased(text));
+        assert_eq!(
+            got,
+            [
+                "Unreleased\n",
+                "### Changed\n",
+                "- one\n  continued\n",
+                "- two\n",
+                "A paragraph\nof two lines.\n"
+            ]
+        );
     }
 }

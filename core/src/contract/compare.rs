@@ -3,7 +3,7 @@
 //! finding breaks anyone is decided later, from the direction of the schema it was reached from.
 
 use super::rules::{self, Rule};
-use super::shape::{canonical, shape_of, Part, Shape, Types, UPPER_BOUNDS};
+use super::shape::{canonical, expand, shape_of, value_type, Part, Shape, Types, UPPER_BOUNDS};
 use super::tree::{Loc, SchemaTree};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -110,7 +110,7 @@ impl<'a> Comparer<'a> {
 
     fn types(&mut self, old: &Shape<'a>, new: &Shape<'a>, at: &Loc) {
         let loc = new.types_at.clone().unwrap_or_else(|| at.clone());
-        match (&old.types, &new.types) {
+        match (&effective_types(old), &effective_types(new)) {
             (None, None) => {}
             (None, Some(n)) => self.report(
                 rules::TYPE_REMOVED,
@@ -597,6 +597,24 @@ impl<'a> Comparer<'a> {
             }
         }
     }
+}
+
+/// The types a shape really admits: a value list admits only its values' types, whether or not
+/// `type` says so (`{"enum": ["a"]}` and `{"type": "string", "enum": ["a"]}` mean the same).
+fn effective_types(s: &Shape<'_>) -> Option<Types> {
+    let Some(values) = &s.values else {
+        return s.types.clone();
+    };
+    let of_values = expand(
+        values
+            .iter()
+            .filter_map(|v| serde_json::from_str::<serde_json::Value>(v).ok())
+            .map(|v| value_type(&v)),
+    );
+    Some(match &s.types {
+        Some(declared) => of_values.intersection(declared).copied().collect(),
+        None => of_values,
+    })
 }
 
 fn join(values: &[&String]) -> String {

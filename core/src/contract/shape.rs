@@ -135,7 +135,7 @@ pub fn shape_at<'a>(tree: &'a SchemaTree, node: &'a Value, loc: Loc) -> Shape<'a
     shape_of(tree, &[Part { node, loc }])
 }
 
-fn expand(types: impl IntoIterator<Item = &'static str>) -> Types {
+pub fn expand(types: impl IntoIterator<Item = &'static str>) -> Types {
     let mut set: Types = types.into_iter().collect();
     if set.contains("number") {
         set.insert("integer");
@@ -157,7 +157,7 @@ fn type_name(s: &str) -> Option<&'static str> {
 }
 
 /// The type of a JSON value, as a schema `type` names it.
-fn value_type(v: &Value) -> &'static str {
+pub fn value_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -449,6 +449,8 @@ fn add_alternatives<'a>(
     depth: usize,
 ) {
     let mut values: BTreeSet<String> = BTreeSet::new();
+    // Where the values are written, when one branch holds them all (a `$ref` to an enum).
+    let mut values_from: Vec<Loc> = Vec::new();
     let mut bare_types: Types = Types::new();
     let mut rest: Vec<Shape<'a>> = Vec::new();
     for (i, branch) in v.as_array().into_iter().flatten().enumerate() {
@@ -460,6 +462,7 @@ fn add_alternatives<'a>(
         match (&s.values, &s.types, only_values_or_types(&s)) {
             (Some(vals), _, true) => {
                 values.extend(vals.iter().cloned());
+                values_from.extend(s.values_at.clone());
             }
             (None, Some(types), true) => bare_types.extend(types.iter().copied()),
             _ => rest.push(s),
@@ -468,6 +471,10 @@ fn add_alternatives<'a>(
     match rest.len() {
         0 => {
             // A list of constants (and perhaps `null`): one value list.
+            let at = match values_from.as_slice() {
+                [only] => only,
+                _ => at,
+            };
             let mut all = values;
             if !bare_types.is_empty() && !all.is_empty() {
                 // `oneOf [{const: "a"}, {type: "null"}]`: the constants plus null.
