@@ -82,6 +82,13 @@ pub enum Command {
     /// Exit 0 compatible, 3 not, 2 the declaration is unusable.
     #[command(subcommand)]
     Compat(CompatCommand),
+    /// Parse the project's knowledge and specification sources and report each one.
+    ///
+    /// Reads `.theurian/knowledge/` and `.theurian/specifications/`, writes only the
+    /// content-hash manifest `.theurian/cache/ingestion.json` (so unchanged files are not parsed
+    /// again), and never touches approved knowledge. A file that fails is reported and the
+    /// others still parse; exits 1 when any failed.
+    Ingest,
     /// Compare schema trees and gate breaking changes to the contract.
     ///
     /// `diff` exits 0 when nothing breaks, 1 when something does; `check` exits 0 when the
@@ -156,6 +163,10 @@ pub enum ProjectCommand {
     },
     /// List the registrations, and any entries that cannot be read.
     List,
+    /// Report the repository you stand in: whether it is registered and initialized, the state
+    /// its migrations name and the one built, and whether the published index is stale.
+    /// Changes nothing; exits 0 whatever it finds (4 when `.theurian` leads outside).
+    Status,
 }
 
 /// How tool names appear in `tools/list`.

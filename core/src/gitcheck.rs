@@ -52,3 +52,9 @@ pub fn require_committed(root: &Path, set: &MigrationSet) -> Result<(), CoreErro
     }
     Ok(())
 }
+
+/// The commit HEAD names in the repository at `root`, or `None` when there is none yet.
+pub fn head_commit(root: &Path) -> Option<String> {
+    let repo = gix::open(root).ok()?;
+    repo.head_id().ok().map(|id| id.to_string())
+}

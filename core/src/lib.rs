@@ -17,6 +17,7 @@ pub mod gitcheck;
 pub mod gitdir;
 pub mod gitwrite;
 pub mod index;
+pub mod ingest;
 pub mod knowledge;
 pub mod layout;
 pub mod migrate;

@@ -10,6 +10,8 @@
 //!   alone, run by `.ci/run`): our schemas against its published ones, its corpora's hashes.
 //! * `contract`: `contract diff` and `contract check`: the rules table in every direction,
 //!   every real schema mutated one keyword at a time, the gate over real Git repositories.
+//! * `ingest`: `theurian ingest` (sources, failures alone, the manifest, containment) and
+//!   `theurian project status` from a clone to a built index.
 //! * `generated`: the committed generated source against what the build produces.
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
 //! * `publication`: what `tools/list` publishes: budgets, portability, same verdicts as the seat.
@@ -31,6 +33,7 @@ mod findings;
 mod fixture;
 mod fuzz;
 mod generated;
+mod ingest;
 mod key_sets;
 mod knowledge;
 mod load;

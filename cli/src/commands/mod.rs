@@ -12,10 +12,12 @@ mod daemon;
 mod doctor;
 pub(crate) mod findings;
 mod index;
+mod ingest;
 mod init;
 mod migrate;
 mod new;
 mod project;
+mod project_status;
 pub(crate) mod propose;
 mod reference;
 pub(crate) mod review;
@@ -54,6 +56,11 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         Command::Compat(cmd) => {
             let (verdict, exit) = compat::run(cmd)?;
             crate::output::success(&verdict, cli.json);
+            std::process::exit(exit as i32);
+        }
+        Command::Ingest => {
+            let (report, exit) = ingest::run()?;
+            crate::output::success(&report, cli.json);
             std::process::exit(exit as i32);
         }
         Command::Contract(cmd) => {

@@ -7,6 +7,10 @@ use theurian_core::registry::Registry;
 use theurian_core::{gitdir, CoreError};
 
 pub fn run(data: &DataDir, cmd: ProjectCommand) -> Result<Value, CoreError> {
+    // Status reads a damaged registry too, and says so beside everything else.
+    if matches!(cmd, ProjectCommand::Status) {
+        return super::project_status::run(data);
+    }
     let mut registry = Registry::load(data)?;
     match cmd {
         ProjectCommand::Register { path, project_id } => {
@@ -29,5 +33,6 @@ pub fn run(data: &DataDir, cmd: ProjectCommand) -> Result<Value, CoreError> {
         }
         ProjectCommand::Unregister { id } => registry.unregister(data, &id),
         ProjectCommand::List => Ok(registry.list()),
+        ProjectCommand::Status => super::project_status::run(data),
     }
 }

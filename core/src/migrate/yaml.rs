@@ -20,6 +20,28 @@ pub const MAX_NODES: usize = 100_000;
 /// Most characters of scalar content accepted, summed over the expanded tree.
 pub const MAX_CHARS: usize = 1_000_000;
 
+/// The bounds one parse enforces.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub depth: usize,
+    pub nodes: usize,
+    pub chars: usize,
+}
+
+/// A migration's bounds.
+pub const MIGRATION: Limits = Limits {
+    depth: MAX_DEPTH,
+    nodes: MAX_NODES,
+    chars: MAX_CHARS,
+};
+
+/// A source document's bounds (`theurian ingest`: specifications run to megabytes).
+pub const DOCUMENT: Limits = Limits {
+    depth: 256,
+    nodes: 4_000_000,
+    chars: 16_000_000,
+};
+
 /// Why a document could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct YamlError(pub String);
@@ -160,6 +182,7 @@ enum Frame {
 }
 
 struct Builder {
+    limits: Limits,
     stack: Vec<Frame>,
     anchors: HashMap<usize, Value>,
     nodes: usize,
@@ -171,21 +194,26 @@ impl Builder {
     fn count(&mut self, nodes: usize, chars: usize) -> Result<(), YamlError> {
         self.nodes += nodes;
         self.chars += chars;
-        if self.nodes > MAX_NODES {
-            return Err(YamlError(format!("it holds more than {MAX_NODES} nodes")));
-        }
-        if self.chars > MAX_CHARS {
+        if self.nodes > self.limits.nodes {
             return Err(YamlError(format!(
-                "it holds more than {MAX_CHARS} characters of content"
+                "it holds more than {} nodes",
+                self.limits.nodes
+            )));
+        }
+        if self.chars > self.limits.chars {
+            return Err(YamlError(format!(
+                "it holds more than {} characters of content",
+                self.limits.chars
             )));
         }
         Ok(())
     }
 
     fn check_depth(&self, extra: usize) -> Result<(), YamlError> {
-        if self.stack.len() + extra > MAX_DEPTH {
+        if self.stack.len() + extra > self.limits.depth {
             return Err(YamlError(format!(
-                "it nests deeper than {MAX_DEPTH} levels"
+                "it nests deeper than {} levels",
+                self.limits.depth
             )));
         }
         Ok(())
@@ -200,7 +228,7 @@ impl Builder {
             None => {
                 if self.root.is_some() {
                     return Err(YamlError(
-                        "a migration file must hold exactly one YAML document".into(),
+                        "the file must hold exactly one YAML document".into(),
                     ));
                 }
                 self.root = Some(value);
@@ -245,11 +273,17 @@ fn collection_tag(
     }
 }
 
-/// Parses one YAML document into JSON under the bounds above.
+/// Parses one YAML document into JSON under a migration's bounds.
 pub fn parse(text: &str) -> Result<Value, YamlError> {
+    parse_within(text, MIGRATION)
+}
+
+/// Parses one YAML document into JSON under `limits`.
+pub fn parse_within(text: &str, limits: Limits) -> Result<Value, YamlError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut parser = Parser::new_from_str(text);
     let mut b = Builder {
+        limits,
         stack: Vec::new(),
         anchors: HashMap::new(),
         nodes: 0,
@@ -268,7 +302,7 @@ pub fn parse(text: &str) -> Result<Value, YamlError> {
                 documents += 1;
                 if documents > 1 {
                     return Err(YamlError(
-                        "a migration file must hold exactly one YAML document".into(),
+                        "the file must hold exactly one YAML document".into(),
                     ));
                 }
             }
