@@ -410,8 +410,13 @@ pub enum IndexCommand {
     },
     /// Show the published build, the state it was built from, and whether it is stale.
     Status,
-    /// Remove index builds that are not the published one (never the published build).
-    Gc,
+    /// Remove index builds older than the published one. The published build, newer builds
+    /// and builds still in progress (`.building`, reported as stranded) are never removed.
+    Gc {
+        /// List what would be removed, and remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -94,3 +94,19 @@ pub fn sorted_json(value: &serde_json::Value) -> String {
     s.push('\n');
     s
 }
+
+/// The bytes under `path`: a file's size, or a directory's files summed (symlinks not followed).
+pub fn size_of(path: &Path) -> u64 {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    fs::read_dir(path)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| size_of(&e.path()))
+        .sum()
+}

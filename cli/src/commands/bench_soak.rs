@@ -138,7 +138,7 @@ pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
                     "re-registered and back"
                 }
                 9 => {
-                    gc(&root)?;
+                    gc(&root, false)?;
                     "index gc"
                 }
                 _ => "nothing more",

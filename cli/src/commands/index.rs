@@ -32,7 +32,7 @@ pub fn run(data: &DataDir, cmd: IndexCommand, json_output: bool) -> Result<Value
                 },
             ))
         }
-        IndexCommand::Gc => gc(&project.root),
+        IndexCommand::Gc { dry_run } => gc(&project.root, dry_run),
         IndexCommand::Status => {
             let state_dir = project.root.join(".theurian/state");
             let current = pointer::read(&state_dir)?.map(|a| a.state_hash);

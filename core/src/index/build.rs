@@ -312,10 +312,10 @@ pub async fn build(
 /// `theurian index gc`: removes index builds under `.theurian/state/` that are not the published
 /// one (superseded builds and abandoned `.building` directories). Never the published build,
 /// never anything that is not an index build of this implementation.
-pub fn gc(root: &Path) -> Result<Value, CoreError> {
+pub fn gc(root: &Path, dry_run: bool) -> Result<Value, CoreError> {
     crate::store::writable::inside_project(root, "theurian index gc")?;
     let state_dir = root.join(".theurian/state");
-    let active: Option<String> =
+    let published: Option<String> =
         std::fs::read_to_string(state_dir.join(super::pointer::POINTER_FILE))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
@@ -324,28 +324,49 @@ pub fn gc(root: &Path) -> Result<Value, CoreError> {
                     .and_then(|i| i.as_str())
                     .map(str::to_owned)
             });
-    let mut removed = Vec::new();
-    let entries = match std::fs::read_dir(&state_dir) {
-        Ok(e) => e,
-        Err(_) => return Ok(json!({"removed": removed, "kept": active})),
-    };
-    for entry in entries.flatten() {
+    let mut reclaimed: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let mut stranded = Vec::new();
+    for entry in std::fs::read_dir(&state_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(super::pointer::BUILD_DIR_PREFIX) else {
             continue;
         };
-        let id = rest.strip_suffix(".building").unwrap_or(rest);
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        if !is_dir
-            || !id.bytes().all(|b| b.is_ascii_alphanumeric())
-            || (Some(id) == active.as_deref() && !rest.ends_with(".building"))
-        {
+        if rest.ends_with(".building") {
+            // Perhaps a build running now: reported, never removed.
+            stranded.push(name);
             continue;
         }
-        std::fs::remove_dir_all(entry.path())
-            .map_err(|e| CoreError::io("remove", &entry.path(), &e))?;
-        removed.push(name);
+        // Our builds are directories; the reference's are one SQLite file with sidecars.
+        let id = rest.split_once(".sqlite").map_or(rest, |(id, _)| id);
+        let older = published.as_deref().is_some_and(|p| id < p);
+        if id.bytes().all(|b| b.is_ascii_alphanumeric()) && older {
+            reclaimed.push((name, entry.path()));
+        }
     }
-    removed.sort();
-    Ok(json!({"removed": removed, "kept": active}))
+    reclaimed.sort();
+    stranded.sort();
+    let mut bytes = 0u64;
+    for (_, path) in &reclaimed {
+        bytes += crate::fsutil::size_of(path);
+        if !dry_run {
+            let removal = if path.is_dir() {
+                std::fs::remove_dir_all(path)
+            } else {
+                std::fs::remove_file(path)
+            };
+            removal.map_err(|e| CoreError::io("remove", path, &e))?;
+        }
+    }
+    let names: Vec<String> = reclaimed.into_iter().map(|(n, _)| n).collect();
+    Ok(json!({
+        "publishedIndexBuildId": published,
+        "reclaimed": names,
+        "bytesReclaimed": bytes,
+        "strandedBuilding": stranded,
+        "dryRun": dry_run,
+    }))
 }
