@@ -111,7 +111,13 @@ pub enum Command {
     ///
     /// Covers the registry, token, serving profile, daemon, migrations, state, index and review
     /// stores.
-    Doctor,
+    Doctor {
+        /// A report safe to paste into an issue: the paths of this machine (the repository,
+        /// the data directory, the token file, the binary, your home) replaced by placeholders,
+        /// plus this build's version and platform.
+        #[arg(long)]
+        report: bool,
+    },
     /// Print this build's version and protocol version.
     Version,
     /// Print a shell completion script.

@@ -533,3 +533,28 @@ fn doctor_fails_a_token_the_daemon_would_refuse() {
         assert!(String::from_utf8_lossy(&start.stderr).contains("can be read by other users"));
     }
 }
+
+/// `doctor --report` says what `doctor` says, with this machine's paths replaced: the data
+/// directory, the repository and the home directory never appear in it.
+#[test]
+fn doctor_report_names_no_path_of_this_machine() {
+    let repo = crate::fixture::registered();
+    let data = repo.data.path().to_string_lossy().into_owned();
+    let root = repo.dir.path().to_string_lossy().into_owned();
+    let plain = repo.run(&["--json", "doctor"]);
+    let report = repo.run(&["--json", "doctor", "--report"]);
+    assert_eq!(plain.status.code(), report.status.code());
+    let text = String::from_utf8_lossy(&report.stdout).into_owned();
+    let v: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(v["redacted"], true);
+    assert!(v["version"].is_string() && v["platform"].is_string());
+    assert!(
+        String::from_utf8_lossy(&plain.stdout).contains(&data),
+        "the plain report names the data directory"
+    );
+    assert!(!text.contains(&data) && !text.contains(&root), "{text}");
+    assert!(text.contains("<data directory>"), "{text}");
+    let checks = |v: &Value| v["checks"].as_array().map(Vec::len);
+    let plain: Value = serde_json::from_slice(&plain.stdout).expect("json");
+    assert_eq!(checks(&plain), checks(&v));
+}

@@ -245,7 +245,7 @@ fn project(data: &DataDir, out: &mut Vec<Value>) {
 }
 
 /// The report; fails (exit 1) after printing it when any check failed.
-pub fn run(data: &DataDir, json_out: bool) -> Result<Value, CoreError> {
+pub fn run(data: &DataDir, json_out: bool, shareable: bool) -> Result<Value, CoreError> {
     let mut checks = Vec::new();
     installation(data, &mut checks);
     project(data, &mut checks);
@@ -254,7 +254,10 @@ pub fn run(data: &DataDir, json_out: bool) -> Result<Value, CoreError> {
         .filter(|c| c["ok"] == false)
         .filter_map(|c| c["check"].as_str().map(str::to_owned))
         .collect();
-    let report = json!({"ok": failing.is_empty(), "checks": checks});
+    let mut report = json!({"ok": failing.is_empty(), "checks": checks});
+    if shareable {
+        report = super::doctor_report::shareable(data, report);
+    }
     if failing.is_empty() {
         return Ok(report);
     }

@@ -10,6 +10,7 @@ mod compat;
 mod contract;
 mod daemon;
 mod doctor;
+mod doctor_report;
 pub(crate) mod findings;
 mod index;
 mod ingest;
@@ -52,7 +53,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
         }
         Command::Auth(cmd) => auth::run(&data, cmd),
         Command::Version => Ok(version::run()),
-        Command::Doctor => doctor::run(&data, cli.json),
+        Command::Doctor { report } => doctor::run(&data, cli.json, report),
         Command::Compat(cmd) => {
             let (verdict, exit) = compat::run(cmd)?;
             crate::output::success(&verdict, cli.json);
