@@ -95,15 +95,43 @@ pub enum Command {
     /// working schemas may ship, 1 when not; 2 for an unusable argument.
     #[command(subcommand)]
     Contract(ContractCommand),
-    /// Say how to connect an MCP client (Claude Code, Cursor, or any other) to the daemon.
+    /// Set this machine up to serve Theurian, and connect Claude Code to it.
     ///
-    /// Prints the endpoint, the token and the exact command or config to add. Changes no client
-    /// settings; creates the bearer token if there is none yet.
+    /// Makes the data directory private (0700), creates the access token, writes the env-file
+    /// block that exports it (lines outside its markers are kept), installs and starts the user
+    /// service (systemd on Linux, a LaunchAgent on macOS) running this binary, and adds the
+    /// Claude Code entry through `claude mcp add` (the entry names ${THEURIAN_MCP_TOKEN}, never
+    /// the token). Each step is checked first and applied only when missing, so a second run
+    /// changes nothing. Configuration that differs from what setup would write is reported and
+    /// left in place: exit 5 unless --approve-conflicts. For Cursor or another client, prints
+    /// the entry to add instead of adding one.
     Setup {
-        /// The client to wire.
+        /// The client to connect.
         #[arg(value_enum, default_value_t = SetupClient::ClaudeCode)]
         client: SetupClient,
         /// The daemon's port; default: the running daemon's, else 7419.
+        #[arg(long)]
+        port: Option<u16>,
+        /// Show what each step would do, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Go on past configuration that differs from what setup would write, leaving it as it
+        /// is and applying the other steps.
+        #[arg(long)]
+        approve_conflicts: bool,
+    },
+    /// Remove the user service and the Claude Code entry that setup added.
+    ///
+    /// Never touches a repository or approved knowledge; the data directory (token, derived
+    /// state) is removed only with --remove-data.
+    Uninstall {
+        /// List what would be removed, and remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Also delete the data directory.
+        #[arg(long)]
+        remove_data: bool,
+        /// The daemon's port the entries name; default 7419.
         #[arg(long)]
         port: Option<u16>,
     },

@@ -14,6 +14,8 @@ pub enum Exit {
     Incompatible = 3,
     /// A fault in the state pipeline, or a path that escapes its project.
     State = 4,
+    /// Setup found configuration it will not replace, and was not told to go on around it.
+    Consent = 5,
     /// Published, but text that appears to carry a secret was kept out.
     SecretWithheld = 6,
 }

@@ -103,17 +103,43 @@ pub fn rotate(data: &DataDir) -> Result<String, CoreError> {
     Ok(token)
 }
 
+/// The env file's block, as [`write_env_block`] writes it.
+pub fn env_block(data: &DataDir) -> String {
+    format!(
+        "{ENV_START}\n# Managed by theurian: exports the daemon's bearer token for MCP clients.\nexport THEURIAN_MCP_TOKEN=\"$(cat '{}')\"\n{ENV_END}",
+        data.token().display()
+    )
+}
+
+/// Whether the env file holds the current block: `Ok(true)` current, `Ok(false)` missing or
+/// stale (setup rewrites it), `Err` a file setup must not rewrite (why).
+pub fn env_block_state(data: &DataDir) -> Result<bool, String> {
+    let text = match std::fs::read_to_string(data.env_file()) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(format!("it cannot be read ({e})")),
+    };
+    match (
+        text.matches(ENV_START).count(),
+        text.find(ENV_START),
+        text.find(ENV_END),
+    ) {
+        (n, _, _) if n > 1 => Err("it holds more than one Theurian start marker".into()),
+        (1, Some(start), end) if end.is_none_or(|e| e < start) => {
+            Err("its Theurian block is never closed".into())
+        }
+        _ => Ok(text.contains(&env_block(data))),
+    }
+}
+
 const ENV_START: &str = "# >>> theurian >>>";
 const ENV_END: &str = "# <<< theurian <<<";
 
 /// Keeps a managed block in `<data>/env` exporting `THEURIAN_MCP_TOKEN` from the token file, so
 /// a shell can `source` it. Text outside the block is preserved.
-fn write_env_block(data: &DataDir) -> Result<(), CoreError> {
+pub fn write_env_block(data: &DataDir) -> Result<(), CoreError> {
     let path = data.env_file();
-    let block = format!(
-        "{ENV_START}\n# Managed by theurian: exports the daemon's bearer token for MCP clients.\nexport THEURIAN_MCP_TOKEN=\"$(cat '{}')\"\n{ENV_END}",
-        data.token().display()
-    );
+    let block = env_block(data);
     let existing = match std::fs::read_to_string(&path) {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

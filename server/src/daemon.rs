@@ -10,7 +10,6 @@ use std::fs::File;
 use std::future::Future;
 use std::io::{Read, Seek, Write};
 use std::sync::Arc;
-use std::time::Duration;
 use theurian_core::datadir::DataDir;
 use theurian_core::fsutil::{ensure_dir, open_lock_file, try_flock, LockFileError};
 use theurian_core::{serving_profile, token, CoreError};
@@ -126,27 +125,7 @@ pub fn port_free(port: u16) -> bool {
     std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
 }
 
-/// `GET /health` on loopback with a short timeout: the JSON object, if a daemon answered.
-pub fn probe(port: u16) -> Option<serde_json::Value> {
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    stream
-        .set_write_timeout(Some(Duration::from_secs(2)))
-        .ok()?;
-    let request =
-        format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).ok()?;
-    let mut response = Vec::new();
-    let _ = stream.take(64 * 1024).read_to_end(&mut response);
-    let text = String::from_utf8_lossy(&response);
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return None;
-    }
-    let value: serde_json::Value = serde_json::from_str(body.trim()).ok()?;
-    value.is_object().then_some(value)
-}
+pub use theurian_core::service::health as probe;
 
 /// Reads the token (creating it on first start) and the serving profile, compiles the seat,
 /// and assembles the shared state. Any fault here refuses to start.

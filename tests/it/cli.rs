@@ -415,6 +415,15 @@ fn compat_check_decides_by_range_then_protocol_with_its_exit_codes() {
     assert_eq!(code, Some(3));
     assert_eq!(new["outcome"], "core-too-new");
 
+    // A plugin written for the reference Core's line (0.5.x) accepts this one: it continues
+    // that line, speaking the same protocol (docs/service.md says why).
+    let (code, line) = compat(dir.path(), ["0.1.1", "0.5.0", "0.6.0", protocol]);
+    assert_eq!(
+        (code, line["outcome"].as_str()),
+        (Some(0), Some("compatible")),
+        "{line}"
+    );
+
     let (code, wire) = compat(dir.path(), ["2.0.0", &this, &next_minor, "theurian/v99"]);
     assert_eq!(code, Some(3));
     assert_eq!(wire["outcome"], "protocol-mismatch");

@@ -5,9 +5,15 @@ use serde_json::Value;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+/// The binary with `data` as its data directory, a scratch home beside it and no service
+/// manager, so nothing reaches this machine's own configuration.
 fn theurian(data: &std::path::Path, args: &[&str]) -> Output {
+    let home = data.join("home");
+    let _ = std::fs::create_dir_all(&home);
     Command::new(env!("CARGO_BIN_EXE_theurian"))
         .env("THEURIAN_DATA_DIR", data)
+        .env("HOME", &home)
+        .env("THEURIAN_SERVICE_MANAGER", "none")
         .env("RUST_LOG", "warn")
         .args(args)
         .output()
@@ -301,15 +307,30 @@ fn setup_creates_the_token_and_wires_a_client_to_the_running_daemon() {
     );
     let first = json_of(&first);
     assert_eq!(first["client"], "claude-code");
-    assert_eq!(first["tokenCreated"], true);
-    assert_eq!(first["daemonRunning"], false);
     assert_eq!(first["endpoint"], "http://127.0.0.1:7419/mcp");
-    let before = first["before"].to_string();
-    assert!(
-        before.contains("theurian daemon start --port 7419"),
-        "{before}"
+    let steps = |v: &Value| -> Vec<(String, String, String)> {
+        v["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                let f = |k: &str| s[k].as_str().unwrap_or_default().to_owned();
+                (f("id"), f("status"), f("outcome"))
+            })
+            .collect()
+    };
+    let find = |v: &Value, id: &str| steps(v).into_iter().find(|s| s.0 == id).expect("step");
+    assert_eq!(
+        find(&first, "token"),
+        ("token".into(), "satisfied".into(), "changed".into())
     );
-    assert!(before.contains("theurian project register"), "{before}");
+    // No service manager here and nothing answering: reported, not attempted.
+    assert_eq!(find(&first, "daemon-service").1, "not-applicable");
+    assert_eq!(find(&first, "daemon-running").1, "not-applicable");
+    assert!(
+        first["changedPaths"].to_string().contains("mcp-token"),
+        "{first}"
+    );
     let token = std::fs::read_to_string(dir.path().join("auth/mcp-token")).expect("token");
     assert!(first["wiring"]["command"]
         .as_str()
@@ -319,13 +340,23 @@ fn setup_creates_the_token_and_wires_a_client_to_the_running_daemon() {
     let env = std::fs::read_to_string(dir.path().join("env")).expect("env snippet");
     assert!(env.contains("THEURIAN_MCP_TOKEN"), "{env}");
 
+    // The second run changes nothing and says so.
     let again = json_of(&theurian(dir.path(), &["--json", "setup"]));
-    assert_eq!(again["tokenCreated"], false);
+    assert_eq!(again["changedPaths"], serde_json::json!([]));
+    assert!(steps(&again).iter().all(|s| s.2 == "unchanged"), "{again}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("auth/mcp-token")).expect("token"),
         token,
         "a second setup keeps the token"
     );
+    // A dry run on a fresh directory writes nothing.
+    let fresh = tempfile::tempdir().expect("tempdir");
+    let plan = json_of(&theurian(
+        &fresh.path().join("data"),
+        &["--json", "setup", "--dry-run"],
+    ));
+    assert_eq!(plan["state"], "plan-built");
+    assert!(!fresh.path().join("data/auth").exists());
 
     let port = free_port().to_string();
     let start = theurian(dir.path(), &["--json", "daemon", "start", "--port", &port]);
@@ -336,9 +367,8 @@ fn setup_creates_the_token_and_wires_a_client_to_the_running_daemon() {
     );
     let generic = json_of(&theurian(dir.path(), &["--json", "setup", "generic"]));
     let endpoint = format!("http://127.0.0.1:{port}/mcp");
-    assert_eq!(generic["daemonRunning"], true);
+    assert_eq!(find(&generic, "daemon-running").1, "satisfied");
     assert_eq!(generic["endpoint"], endpoint);
-    assert!(!generic["before"].to_string().contains("Start the daemon"));
     let url = generic["wiring"]["url"].as_str().expect("url").to_owned();
     let (status, answer) = initialize_status(&url, token.trim());
     assert_eq!(
@@ -360,20 +390,12 @@ fn setup_creates_the_token_and_wires_a_client_to_the_running_daemon() {
         dir.path(),
         &["--json", "setup", "cursor", "--port", "1"],
     ));
-    assert!(
-        elsewhere["before"]
-            .to_string()
-            .contains(&format!("listens on port {port}, not 1")),
-        "{}",
-        elsewhere["before"]
-    );
+    assert_eq!(find(&elsewhere, "daemon-running").1, "not-applicable");
 
-    let text = theurian(dir.path(), &["setup"]);
+    let text = theurian(dir.path(), &["setup", "cursor"]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.contains(&format!(
-            "claude mcp add --transport http --scope user theurian {endpoint}"
-        )),
+        text.contains("Add this to") && text.contains(&endpoint),
         "{text}"
     );
     assert_eq!(

@@ -12,6 +12,8 @@
 //!   every real schema mutated one keyword at a time, the gate over real Git repositories.
 //! * `ingest`: `theurian ingest` (sources, failures alone, the manifest, containment) and
 //!   `theurian project status` from a clone to a built index.
+//! * `setup`: `setup` and `uninstall` for real, a recording `systemctl` on PATH, scratch HOME;
+//!   Claude Code's CLI in the clients group.
 //! * `generated`: the committed generated source against what the build produces.
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
 //! * `publication`: what `tools/list` publishes: budgets, portability, same verdicts as the seat.
@@ -49,6 +51,7 @@ mod ranked;
 mod reference;
 mod review;
 mod review_ingest;
+mod setup;
 mod support;
 mod ts_client;
 mod typed_client;

@@ -210,8 +210,23 @@ pub fn status(data: &DataDir) -> Value {
     let running = matches!(DaemonLock::try_acquire(data), Ok(None));
     let info = if running { read_lock_info(data) } else { None };
     let health = info.as_ref().and_then(|i| daemon::probe(i.port));
+    // A stopped daemon whose service is installed can be started without setting anything
+    // up: `installed-stopped` says so (the Claude Code plugin's session hook looks for it).
+    let (service, manager) = theurian_core::service::state();
+    let state = match (running, service) {
+        (true, _) => "running",
+        (false, theurian_core::service::State::InstalledStopped) => "installed-stopped",
+        (false, _) => "stopped",
+    };
     json!({
-        "state": if running { "running" } else { "stopped" },
+        "state": state,
+        "service": {
+            "manager": manager.map(|m| match m {
+                theurian_core::service::Manager::Systemd => "systemd",
+                theurian_core::service::Manager::Launchd => "launchd",
+            }),
+            "status": service.as_str(),
+        },
         "listening": health.is_some(),
         "version": health.as_ref().and_then(|h| h.get("version").cloned()),
         "pid": info.as_ref().map(|i| i.pid),

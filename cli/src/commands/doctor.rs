@@ -66,6 +66,21 @@ fn installation(data: &DataDir, out: &mut Vec<Value>) {
         if running { format!("running at {}", daemon["endpoint"].as_str().unwrap_or("?")) } else { "not running".into() },
         "It holds the lock but does not answer /health: run `theurian daemon stop`, then `theurian daemon start`.",
     ));
+    let service = daemon["service"]["status"].as_str().unwrap_or("unknown");
+    let manager = daemon["service"]["manager"]
+        .as_str()
+        .unwrap_or("no service manager");
+    out.push(check(
+        "service",
+        service != "installed-stopped",
+        match service {
+            "running" => format!("installed ({manager}) and running"),
+            "installed-stopped" => format!("installed ({manager}) but stopped"),
+            "not-installed" => format!("not installed ({manager}): `theurian setup` installs it"),
+            _ => "no user service manager answers here: start the daemon with `theurian daemon start`".into(),
+        },
+        "Start it: `systemctl --user start theurian.service` (Linux) or `theurian daemon start`; `journalctl --user -u theurian.service` shows why it stopped.",
+    ));
 }
 
 fn project(data: &DataDir, out: &mut Vec<Value>) {

@@ -37,7 +37,7 @@ fn substitutions(data: &DataDir) -> Vec<(String, &'static str)> {
             }
         }
     }
-    out.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    out.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
     out
 }
 

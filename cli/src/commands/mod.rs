@@ -71,7 +71,33 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
             }
             std::process::exit(exit as i32);
         }
-        Command::Setup { client, port } => setup::run(&data, client, port, cli.json),
+        Command::Setup {
+            client,
+            port,
+            dry_run,
+            approve_conflicts,
+        } => {
+            let options = setup::Options {
+                client,
+                port,
+                dry_run,
+                approve_conflicts,
+            };
+            let (report, exit) = setup::run(&data, options, cli.json)?;
+            if cli.json {
+                crate::output::success(&report, true);
+            }
+            std::process::exit(exit as i32);
+        }
+        Command::Uninstall {
+            dry_run,
+            remove_data,
+            port,
+        } => {
+            let report = setup::uninstall(&data, port, dry_run, remove_data)?;
+            crate::output::success(&report, cli.json);
+            std::process::exit(0);
+        }
         Command::Reference { protocol } => {
             let page = if protocol {
                 reference::protocol()

@@ -1,83 +1,93 @@
-//! `theurian setup [client]`: how to connect one MCP client to this machine's daemon.
-//!
-//! It reads where things are (the running daemon's port, the token file, the env snippet, the
-//! registry) and prints what is still missing and the exact command or config entry for the
-//! client. It never edits a client's own settings: those files hold other servers and secrets
-//! we did not write, so the user pastes the entry. The one thing it creates is the bearer token
-//! when there is none yet, since every client step needs it.
+//! `theurian setup [client]` and `theurian uninstall`: thin adapters over
+//! `theurian_core::setup`, which probes and applies each step. This file adds what only the
+//! command line needs: the options, the entry to paste for clients setup does not configure
+//! itself, the text a person reads, and the exit code (5 when setup stopped at a conflict).
 
 use crate::args::SetupClient;
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
-use theurian_core::registry::Registry;
-use theurian_core::CoreError;
+use theurian_core::service::Manager;
+use theurian_core::setup::{self, Context};
+use theurian_core::{CoreError, Exit};
 
 /// The port the daemon uses when none is given.
-const DEFAULT_PORT: u16 = 7419;
+const DEFAULT_PORT: u16 = theurian_protocol::local::DEFAULT_PORT;
 
 /// The server name every snippet registers.
-const SERVER_NAME: &str = "theurian";
+const SERVER_NAME: &str = setup::SERVER_NAME;
 
-pub fn run(
-    data: &DataDir,
-    client: SetupClient,
-    port: Option<u16>,
-    json_out: bool,
-) -> Result<Value, CoreError> {
-    let had_token = theurian_core::token::read(&data.token())?.is_some();
-    theurian_core::token::load_or_create(data)?;
+/// What the command line asked for.
+pub struct Options {
+    pub client: SetupClient,
+    pub port: Option<u16>,
+    pub dry_run: bool,
+    pub approve_conflicts: bool,
+}
+
+/// The running binary, resolved: what the service will run.
+fn this_binary() -> Result<std::path::PathBuf, CoreError> {
+    let exe = std::env::current_exe().map_err(|e| {
+        CoreError::failure(
+            format!("The path of this binary cannot be read ({e})."),
+            "Run setup through the installed `theurian` binary.",
+        )
+    })?;
+    Ok(exe.canonicalize().unwrap_or(exe))
+}
+
+fn context(data: &DataDir, port: u16, claude: bool) -> Result<Context<'_>, CoreError> {
+    Ok(Context {
+        data,
+        port,
+        exe: this_binary()?,
+        manager: Manager::detect(),
+        home: std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::PathBuf::from("/")),
+        claude,
+    })
+}
+
+pub fn run(data: &DataDir, options: Options, json_out: bool) -> Result<(Value, Exit), CoreError> {
     let running = super::daemon::running(data);
-    let port = port
+    let port = options
+        .port
         .or(running.as_ref().map(|info| info.port))
         .unwrap_or(DEFAULT_PORT);
-    let endpoint = super::daemon::endpoint(port);
-    let projects = Registry::load(data).map(|r| r.entries().len()).unwrap_or(0);
-    let env_file = data.env_file().display().to_string();
+    let cx = context(
+        data,
+        port,
+        matches!(options.client, SetupClient::ClaudeCode),
+    )?;
+    let outcome = setup::setup(&cx, options.dry_run, options.approve_conflicts);
+    let exit = match outcome.state {
+        "awaiting-consent" => Exit::Consent,
+        "halted" => Exit::Failure,
+        _ => Exit::Ok,
+    };
+    let mut report = serde_json::to_value(&outcome).unwrap_or_default();
+    let endpoint = cx.endpoint();
+    report["client"] = json!(client_name(options.client));
+    report["endpoint"] = json!(endpoint);
+    report["tokenFile"] = json!(data.token().display().to_string());
+    report["envFile"] = json!(data.env_file().display().to_string());
+    report["wiring"] = wiring(options.client, &endpoint);
+    report["check"] = json!(check_steps(options.client));
+    if !json_out {
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), text(&report).as_bytes());
+    }
+    Ok((report, exit))
+}
 
-    let mut before = Vec::new();
-    if projects == 0 {
-        before.push(
-            "Register a project: in its Git repository run `theurian init` (once per repository) \
-             and `theurian project register`."
-                .to_owned(),
-        );
-    }
-    match &running {
-        Some(info) if info.port == port => {}
-        Some(info) => before.push(format!(
-            "The daemon serving this data directory listens on port {}, not {port}: restart it \
-             with `theurian daemon stop && theurian daemon start --port {port}`, or wire the \
-             client to port {}.",
-            info.port, info.port
-        )),
-        None => before.push(format!(
-            "Start the daemon: `theurian daemon start --port {port}` (it stays up in the \
-             background; `theurian daemon status` shows it)."
-        )),
-    }
-    before.push(format!(
-        "Export the token in the shell the client starts from: `source {env_file}` sets \
-         THEURIAN_MCP_TOKEN (add that line to your shell profile to keep it)."
-    ));
-
-    let wiring = wiring(client, &endpoint);
-    let report = json!({
-        "client": client_name(client),
-        "endpoint": endpoint,
-        "daemonRunning": running.is_some(),
-        "tokenFile": data.token().display().to_string(),
-        "tokenCreated": !had_token,
-        "envFile": env_file,
-        "projectsRegistered": projects,
-        "before": before,
-        "wiring": wiring,
-        "check": check_steps(client),
-    });
-    if json_out {
-        return Ok(report);
-    }
-    let _ = std::io::Write::write_all(&mut std::io::stdout(), text(&report).as_bytes());
-    std::process::exit(0);
+pub fn uninstall(
+    data: &DataDir,
+    port: Option<u16>,
+    dry_run: bool,
+    remove_data: bool,
+) -> Result<Value, CoreError> {
+    let cx = context(data, port.unwrap_or(DEFAULT_PORT), true)?;
+    let removal = setup::uninstall(&cx, dry_run, remove_data);
+    Ok(serde_json::to_value(&removal).unwrap_or_default())
 }
 
 /// The client's name as the command line spells it, so the two never drift apart.
@@ -145,58 +155,70 @@ fn check_steps(client: SetupClient) -> Vec<String> {
     steps
 }
 
-/// The report as a person reads it: numbered steps, then the entry to paste.
+/// The report as a person reads it: one line per step, what went wrong, then the entry to
+/// paste for a client setup does not configure itself.
 fn text(report: &Value) -> String {
-    let s = |key: &str| report[key].as_str().unwrap_or_default().to_owned();
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     let mut out = format!(
-        "Connecting {} to the Theurian daemon at {}\n\n",
-        match report["client"].as_str() {
-            Some("claude-code") => "Claude Code",
-            Some("cursor") => "Cursor",
-            _ => "an MCP client",
-        },
-        s("endpoint")
-    );
-    if report["tokenCreated"] == true {
-        out.push_str(&format!(
-            "Created the bearer token in {}.\n\n",
-            s("tokenFile")
-        ));
-    }
-    let mut n = 0;
-    for step in report["before"].as_array().into_iter().flatten() {
-        n += 1;
-        out.push_str(&format!("{n}. {}\n", step.as_str().unwrap_or_default()));
-    }
-    n += 1;
-    let wiring = &report["wiring"];
-    if let Some(command) = wiring["command"].as_str() {
-        out.push_str(&format!("{n}. Add the server:\n\n    {command}\n\n"));
-    }
-    if let Some(file) = wiring["file"].as_str() {
-        let lead = if wiring["command"].is_string() {
-            format!("   Or, in {file}:")
+        "Theurian setup{} ({})\n\n",
+        if report["dryRun"] == true {
+            ", dry run"
         } else {
-            format!("{n}. Add this to {file}:")
+            ""
+        },
+        s(&report["state"])
+    );
+    for step in report["steps"].as_array().into_iter().flatten() {
+        let mark = match step["status"].as_str() {
+            Some("satisfied") => "ok",
+            Some("missing") if step["outcome"] == "changed" => "done",
+            Some("missing") if step["outcome"] == "failed" => "FAILED",
+            Some("missing") => "todo",
+            Some("conflicting") => "CONFLICT",
+            _ => "n/a",
         };
-        let entry = serde_json::to_string_pretty(&wiring["entry"]).unwrap_or_default();
-        out.push_str(&format!("{lead}\n\n{}\n\n", indent(&entry)));
-    }
-    if let Some(url) = wiring["url"].as_str() {
-        if wiring["file"].is_null() {
+        out.push_str(&format!(
+            "  {mark:<8} {:<15} {}\n",
+            s(&step["id"]),
+            s(&step["summary"])
+        ));
+        let todo = step["outcome"] == "not-attempted" && step["status"] == "missing";
+        if todo && !s(&step["action"]).is_empty() {
             out.push_str(&format!(
-                "{n}. Point the client at {url} over {} with the header\n\n    Authorization: Bearer <the contents of {}>\n\n",
-                wiring["transport"].as_str().unwrap_or_default(),
-                s("tokenFile")
+                "           {:<15} would: {}\n",
+                "",
+                s(&step["action"])
             ));
         }
+        if !s(&step["detail"]).is_empty() && step["status"] != "satisfied" {
+            for line in s(&step["detail"]).lines() {
+                out.push_str(&format!("           {:<15} {line}\n", ""));
+            }
+        }
     }
-    if let Some(note) = wiring["note"].as_str() {
-        out.push_str(&format!("   {note}\n\n"));
+    for warning in report["warnings"].as_array().into_iter().flatten() {
+        out.push_str(&format!("\nwarning: {}\n", s(warning)));
     }
-    out.push_str("Check:\n");
+    let wiring = &report["wiring"];
+    if report["client"] != "claude-code" {
+        if let Some(file) = wiring["file"].as_str() {
+            let entry = serde_json::to_string_pretty(&wiring["entry"]).unwrap_or_default();
+            out.push_str(&format!("\nAdd this to {file}:\n\n{}\n", indent(&entry)));
+        }
+        if let (Some(url), true) = (wiring["url"].as_str(), wiring["file"].is_null()) {
+            out.push_str(&format!(
+                "\nPoint the client at {url} over {} with the header\n\n    Authorization: Bearer <the contents of {}>\n",
+                s(&wiring["transport"]),
+                s(&report["tokenFile"])
+            ));
+        }
+        if let Some(note) = wiring["note"].as_str() {
+            out.push_str(&format!("\n{note}\n"));
+        }
+    }
+    out.push_str("\nCheck:\n");
     for step in report["check"].as_array().into_iter().flatten() {
-        out.push_str(&format!("  - {}\n", step.as_str().unwrap_or_default()));
+        out.push_str(&format!("  - {}\n", s(step)));
     }
     out
 }
