@@ -10,5 +10,6 @@
 
 mod corpora;
 mod findings;
+mod plugin;
 mod review_ingest;
 mod schema_agreement;
