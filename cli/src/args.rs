@@ -89,6 +89,9 @@ pub enum Command {
     /// again), and never touches approved knowledge. A file that fails is reported and the
     /// others still parse; exits 1 when any failed.
     Ingest,
+    /// Open Knowledge Format bundles of the project's approved knowledge.
+    #[command(subcommand)]
+    Okf(OkfCommand),
     /// Compare schema trees and gate breaking changes to the contract.
     ///
     /// `diff` exits 0 when nothing breaks, 1 when something does; `check` exits 0 when the
@@ -566,6 +569,19 @@ pub struct CompatCheckArgs {
     /// The wire protocol the plugin speaks, `theurian/v<N>` (`protocolVersion`).
     #[arg(long, required_unless_present = "declaration")]
     pub protocol_version: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OkfCommand {
+    /// Write the approved knowledge this deployment serves by default (approved items at or
+    /// below the serving profile's ceiling; nothing widens it) as an OKF v0.2 bundle: one
+    /// Markdown concept per item, an index.md per directory, and theurian-bundle.md with a
+    /// digest over every other file. Two exports of one state are byte-identical. DIRECTORY
+    /// must be absent or empty.
+    Export {
+        /// Where to write the bundle.
+        directory: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -21,6 +21,7 @@ pub mod ingest;
 pub mod knowledge;
 pub mod layout;
 pub mod migrate;
+pub mod okf;
 pub mod paths;
 pub mod progress;
 pub mod proposal;

@@ -14,6 +14,7 @@
 //!   `theurian project status` from a clone to a built index.
 //! * `setup`: `setup` and `uninstall` for real, a recording `systemctl` on PATH, scratch HOME;
 //!   Claude Code's CLI in the clients group.
+//! * `okf`: `okf export` against the reference's bundle of the same state.
 //! * `generated`: the committed generated source against what the build produces.
 //! * `key_sets`: schema keys, generated fields and handler declarations agree.
 //! * `publication`: what `tools/list` publishes: budgets, portability, same verdicts as the seat.
@@ -42,6 +43,7 @@ mod load;
 mod long_running;
 mod migrate;
 mod migrate_apply;
+mod okf;
 mod operations;
 mod parity;
 mod progress;

@@ -17,6 +17,7 @@ mod ingest;
 mod init;
 mod migrate;
 mod new;
+mod okf;
 mod project;
 mod project_status;
 pub(crate) mod propose;
@@ -64,6 +65,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
             crate::output::success(&report, cli.json);
             std::process::exit(exit as i32);
         }
+        Command::Okf(cmd) => okf::run(&data, cmd),
         Command::Contract(cmd) => {
             let (report, exit) = contract::run(cmd, cli.json)?;
             if cli.json {

@@ -1,0 +1,32 @@
+//! `theurian okf export`: the project's served knowledge as an OKF bundle, read from its
+//! applied state under this deployment's sensitivity ceiling.
+
+use crate::args::OkfCommand;
+use serde_json::Value;
+use theurian_core::datadir::DataDir;
+use theurian_core::store::pointer;
+use theurian_core::{okf, serving_profile, CoreError};
+
+pub fn run(data: &DataDir, cmd: OkfCommand) -> Result<Value, CoreError> {
+    match cmd {
+        OkfCommand::Export { directory } => {
+            let project = super::migrate::project(data)?;
+            let state_dir = project.root.join(".theurian/state");
+            let active = pointer::read(&state_dir)?.ok_or_else(|| {
+                CoreError::failure(
+                    "This project has no applied state, so there is nothing to export.",
+                    "Run `theurian migrate apply`, then export again.",
+                )
+            })?;
+            let visible = serving_profile::load(data)?.visible_names();
+            let db = state_dir.join(&active.database_filename);
+            let exported = okf::export(&db, &project.row.project_id, &visible, &directory)?;
+            serde_json::to_value(exported).map_err(|e| {
+                CoreError::failure(
+                    format!("The report could not be written ({e})."),
+                    "Report this as a bug.",
+                )
+            })
+        }
+    }
+}
