@@ -582,6 +582,33 @@ pub enum OkfCommand {
         /// Where to write the bundle.
         directory: PathBuf,
     },
+    /// Draft one proposal per concept of a local OKF bundle (trust capped at `inferred`), and
+    /// one proposal of the `addRelation` operations its concepts declare. A bundle whose files
+    /// do not match its manifest's digest is refused whole; a concept whose body file leaves
+    /// the bundle or whose content type has no proposal form is refused by that key while the
+    /// rest draft. Nothing is fetched and nothing is approved.
+    Import {
+        /// The unpacked bundle directory.
+        bundle: PathBuf,
+        /// Accountable team recorded on every drafted item.
+        #[arg(long)]
+        owner: String,
+        /// Human author recorded on every drafted migration.
+        #[arg(long)]
+        author: String,
+        /// The agent running the import.
+        #[arg(long)]
+        agent_id: String,
+        /// The unit of work it belongs to.
+        #[arg(long)]
+        task_id: String,
+        /// The model that ran it.
+        #[arg(long)]
+        model: String,
+        /// Why this bundle is being imported.
+        #[arg(long)]
+        reasoning: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

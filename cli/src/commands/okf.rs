@@ -1,5 +1,5 @@
-//! `theurian okf export`: the project's served knowledge as an OKF bundle, read from its
-//! applied state under this deployment's sensitivity ceiling.
+//! `theurian okf export | import`: the project's served knowledge as an OKF bundle, read from
+//! its applied state under this deployment's sensitivity ceiling; a bundle back as proposals.
 
 use crate::args::OkfCommand;
 use serde_json::Value;
@@ -9,6 +9,28 @@ use theurian_core::{okf, serving_profile, CoreError};
 
 pub fn run(data: &DataDir, cmd: OkfCommand) -> Result<Value, CoreError> {
     match cmd {
+        OkfCommand::Import {
+            bundle,
+            owner,
+            author,
+            agent_id,
+            task_id,
+            model,
+            reasoning,
+        } => {
+            let root = super::findings::theurian_root()?;
+            let who = okf::Importer {
+                owner,
+                author,
+                evidence: theurian_core::proposal::draft::Evidence {
+                    agent_id,
+                    task_id,
+                    model,
+                    reasoning,
+                },
+            };
+            okf::import(&root, &bundle, &who)
+        }
         OkfCommand::Export { directory } => {
             let project = super::migrate::project(data)?;
             let state_dir = project.root.join(".theurian/state");

@@ -8,7 +8,10 @@
 //! the state: two exports of one state are byte-identical. The layout, the front matter and
 //! the index files are written as the reference writes them, so bundles interchange.
 
+mod import;
 mod yaml;
+
+pub use import::{import, Importer};
 
 use crate::CoreError;
 use sha2::{Digest, Sha256};
