@@ -10,6 +10,7 @@
 
 mod corpora;
 mod findings;
+mod okf;
 mod plugin;
 mod review_ingest;
 mod schema_agreement;
