@@ -484,6 +484,17 @@ pub enum BenchCommand {
         /// what is being measured). Without it everything lives in a scratch directory.
         #[arg(long, value_name = "DIR")]
         keep: Option<std::path::PathBuf>,
+        /// Serve real text instead of generated items: one item per .md/.txt/.rst document
+        /// under DIR (titled by its first heading), `--copies` times over.
+        #[arg(long, value_name = "DIR", conflicts_with = "items")]
+        docs: Option<std::path::PathBuf>,
+        /// With --docs: how many copies of the documents to serve, each under distinct ids
+        /// (for the cost curve as the corpus grows).
+        #[arg(long, default_value_t = 1, requires = "docs")]
+        copies: usize,
+        /// Words in each known-item query: consecutive words of one body line.
+        #[arg(long, default_value_t = 5)]
+        query_words: usize,
     },
     /// Time `migrate apply` from cold (load, hash, build the database from empty) over a
     /// generated corpus, best of `--runs`.

@@ -175,22 +175,21 @@ fn items_per_migration(items: usize) -> usize {
     items.div_ceil(crate::migrate::set::MAX_MIGRATIONS).max(1)
 }
 
+/// One item to write.
+struct Item {
+    id: String,
+    kind: String,
+    title: String,
+    text: String,
+}
+
 /// Writes `items` items under `root/.theurian/`: one body each, and one migration each up to
 /// the loader's limit on migration files; a larger corpus puts several items in each migration
 /// so it stays loadable (100,000 items: ten per migration).
 pub fn generate(root: &Path, items: usize, seed: u64) -> Result<(), CoreError> {
-    let migrations = root.join(".theurian/migrations");
-    let knowledge = root.join(".theurian/knowledge/generated");
-    for d in [&migrations, &knowledge] {
-        std::fs::create_dir_all(d).map_err(|e| CoreError::io("create", d, &e))?;
-    }
-    let per_migration = items_per_migration(items);
     let mut rng = Rng(seed | 1);
-    let mut operations = String::new();
-    let mut first = 0;
-    for i in 0..items {
-        let kind = rng.pick(KINDS);
-        let item = format!("{kind}.generated-{i:06}");
+    let generated = (0..items).map(|i| {
+        let kind = rng.pick(KINDS).to_owned();
         let title = format!(
             "{} {} for the {} {}",
             rng.pick(WORDS),
@@ -199,10 +198,118 @@ pub fn generate(root: &Path, items: usize, seed: u64) -> Result<(), CoreError> {
             rng.pick(WORDS)
         );
         let text = body(&mut rng, &title);
+        Item {
+            id: format!("{kind}.generated-{i:06}"),
+            kind,
+            title,
+            text,
+        }
+    });
+    write_items(root, items, generated)
+}
+
+/// The Markdown documents under `dir` (recursively, in path order) that are UTF-8 and not
+/// empty: the real text a `--docs` benchmark serves.
+pub fn documents(dir: &Path) -> Result<Vec<(String, String)>, CoreError> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(&path, out);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "md" || e == "txt" || e == "rst")
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    walk(dir, &mut paths);
+    paths.sort();
+    let docs: Vec<(String, String)> = paths
+        .into_iter()
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(&p).ok()?;
+            let stem = p.file_stem()?.to_string_lossy().into_owned();
+            (!text.trim().is_empty()).then_some((stem, text))
+        })
+        .collect();
+    if docs.is_empty() {
+        return Err(CoreError::usage(
+            format!(
+                "{} holds no non-empty UTF-8 .md, .txt or .rst documents.",
+                dir.display()
+            ),
+            "Point --docs at a directory of documents.",
+        ));
+    }
+    Ok(docs)
+}
+
+/// Writes one item per document, `copies` times over (each copy under distinct ids), titled by
+/// the document's first heading or else its file name.
+pub fn from_documents(
+    root: &Path,
+    docs: &[(String, String)],
+    copies: usize,
+) -> Result<usize, CoreError> {
+    let total = docs.len() * copies.max(1);
+    let items = (0..copies.max(1)).flat_map(|copy| {
+        docs.iter().enumerate().map(move |(i, (stem, text))| {
+            let title = text
+                .lines()
+                .find_map(|l| l.strip_prefix("# ").or_else(|| l.strip_prefix("Title: ")))
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .unwrap_or(stem)
+                .chars()
+                .take(200)
+                .collect::<String>();
+            Item {
+                id: format!("architecture.doc-{copy:02}-{i:05}"),
+                kind: "architecture".into(),
+                title,
+                text: text.clone(),
+            }
+        })
+    });
+    write_items(root, total, items)?;
+    Ok(total)
+}
+
+fn write_items(
+    root: &Path,
+    items: usize,
+    all: impl Iterator<Item = Item>,
+) -> Result<(), CoreError> {
+    let migrations = root.join(".theurian/migrations");
+    let knowledge = root.join(".theurian/knowledge/generated");
+    for d in [&migrations, &knowledge] {
+        std::fs::create_dir_all(d).map_err(|e| CoreError::io("create", d, &e))?;
+    }
+    let per_migration = items_per_migration(items);
+    let mut operations = String::new();
+    let mut first = 0;
+    for (
+        i,
+        Item {
+            id: item,
+            kind,
+            title,
+            text,
+        },
+    ) in all.enumerate()
+    {
         let file = format!("{item}.md");
         std::fs::write(knowledge.join(&file), &text)
             .map_err(|e| CoreError::io("write", &knowledge.join(&file), &e))?;
         let revision = ulid(REVISIONS_FROM_MS, i + 1);
+        // A JSON string is a YAML double-quoted scalar: any title, safely.
+        let title = serde_json::Value::String(title).to_string();
         operations.push_str(&format!(
             "  - op: upsertRevision\n    itemId: {item}\n    revisionId: {revision}\n    contentFile: ../knowledge/generated/{file}\n    contentSha256: {}\n    metadata:\n      title: {title}\n      contentType: text/markdown\n      kind: {kind}\n      namespace: generated\n      status: approved\n      owner: bench\n      sensitivity: internal\n      trustLevel: reviewed\n      validFrom: 2026-08-01T00:00:00Z\n      sourceAnchors:\n        - provider: git\n          sourceUri: git://bench/docs/{i}.md\n          filePath: docs/{i}.md\n",
             sha256_hex(text.as_bytes())

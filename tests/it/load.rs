@@ -389,3 +389,60 @@ fn bench_search_measures_every_path_and_finds_known_items() {
         "{report}"
     );
 }
+
+/// `bench search --docs`: real documents become one item each (`--copies` times over, under
+/// distinct ids), and the known-item queries come from their own lines.
+#[test]
+fn bench_search_serves_a_directory_of_documents() {
+    let docs = tempfile::tempdir().expect("docs");
+    for (name, title) in [
+        ("a", "Storage engine"),
+        ("b", "Replication"),
+        ("c", "Query planner"),
+    ] {
+        let line = format!("The {title} design keeps every committed write durable across restarts and network partitions alike.");
+        std::fs::write(
+            docs.path().join(format!("{name}.md")),
+            format!("# {title}\n\n{line}\n\n{line} It says so twice, with more words after it.\n"),
+        )
+        .expect("doc");
+    }
+    std::fs::write(docs.path().join("notes.bin"), [0u8, 159, 146, 150]).expect("ignored");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .args([
+            "--json",
+            "bench",
+            "search",
+            "--queries",
+            "6",
+            "--query-words",
+            "4",
+            "--copies",
+            "2",
+            "--docs",
+        ])
+        .arg(docs.path())
+        .output()
+        .expect("bench search");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["corpus"]["documents"], 3, "{report}");
+    assert_eq!(report["items"], 6, "{report}");
+    assert_eq!(report["queryWords"], 4);
+    assert!(
+        report["knownItem"]["queries"]
+            .as_u64()
+            .is_some_and(|q| q > 0),
+        "{report}"
+    );
+    assert!(
+        report["knownItem"]["recallAt10"]
+            .as_f64()
+            .is_some_and(|r| r > 0.9),
+        "{report}"
+    );
+}

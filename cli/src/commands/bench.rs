@@ -29,7 +29,16 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             items,
             queries,
             keep,
-        } => super::bench_search::run(items, queries, keep.as_deref()),
+            docs,
+            copies,
+            query_words,
+        } => {
+            let corpus = match docs {
+                Some(dir) => super::bench_search::Corpus::Documents { dir, copies },
+                None => super::bench_search::Corpus::Generated { items },
+            };
+            super::bench_search::run(&corpus, queries, keep.as_deref(), query_words)
+        }
         BenchCommand::Findings { commits, runs } => super::bench_findings::run(commits, runs),
         BenchCommand::Soak { states, clients } => super::bench_soak::run(states, clients),
         BenchCommand::Fuzz {

@@ -46,8 +46,13 @@ pub(crate) fn percentiles(mut samples: Vec<Duration>) -> Value {
 /// 100,000-item run measures 2,000 queries instead of one per document.
 const MAX_KNOWN_ITEMS: usize = 2_000;
 
-/// Five consecutive words of one body sentence, per (sampled) document.
-fn known_item_queries(items: &[read::ItemView], rng: &mut Rng) -> Vec<(String, String)> {
+/// `words` consecutive words of one body line, per (sampled) document.
+fn known_item_queries(
+    items: &[read::ItemView],
+    rng: &mut Rng,
+    words: usize,
+) -> Vec<(String, String)> {
+    let span = words.max(1);
     let step = items.len().div_ceil(MAX_KNOWN_ITEMS).max(1);
     items
         .iter()
@@ -56,12 +61,12 @@ fn known_item_queries(items: &[read::ItemView], rng: &mut Rng) -> Vec<(String, S
             let sentences: Vec<&str> = item
                 .body
                 .lines()
-                .filter(|l| !l.starts_with('#') && l.split_whitespace().count() >= 8)
+                .filter(|l| !l.starts_with('#') && l.split_whitespace().count() >= span + 3)
                 .collect();
             let line = sentences.get(rng.below(sentences.len()))?;
             let words: Vec<&str> = line.trim_start_matches("- ").split_whitespace().collect();
-            let start = rng.below(words.len().saturating_sub(5));
-            let query = words[start..start + 5]
+            let start = rng.below(words.len().saturating_sub(span));
+            let query = words[start..(start + span).min(words.len())]
                 .join(" ")
                 .trim_end_matches('.')
                 .to_lowercase();
@@ -145,9 +150,47 @@ pub(crate) fn post(
 /// The file `--keep` leaves beside the corpus: which generator run made it.
 const KEPT_MARKER: &str = "bench-search.json";
 
+/// What the benchmark serves.
+pub enum Corpus {
+    /// Generated items (short synthetic ADRs).
+    Generated { items: usize },
+    /// Real documents, one item each, `copies` times over.
+    Documents { dir: PathBuf, copies: usize },
+}
+
+impl Corpus {
+    /// What `--keep` records, so a kept corpus is reused only for the same request.
+    fn marker(&self) -> Value {
+        match self {
+            Corpus::Generated { items } => json!({"items": items}),
+            Corpus::Documents { dir, copies } => {
+                json!({"docs": dir.canonicalize().unwrap_or_else(|_| dir.clone()), "copies": copies})
+            }
+        }
+    }
+
+    /// Writes the corpus under `root`; returns a description for the report.
+    fn write(&self, root: &Path) -> Result<Value, CoreError> {
+        match self {
+            Corpus::Generated { items } => {
+                corpus::generate(root, *items, 7419)?;
+                Ok(json!({"generated": items}))
+            }
+            Corpus::Documents { dir, copies } => {
+                let docs = corpus::documents(dir)?;
+                let bytes: usize = docs.iter().map(|(_, t)| t.len()).sum();
+                let items = corpus::from_documents(root, &docs, *copies)?;
+                Ok(
+                    json!({"documents": docs.len(), "copies": copies, "items": items, "bytes": bytes * copies.max(&1)}),
+                )
+            }
+        }
+    }
+}
+
 /// Where the corpus and its data directory live: a scratch directory, or `--keep DIR`. Returns
-/// whether a kept corpus of the same size can be reused as it is.
-fn workplace(keep: Option<&Path>, items: usize) -> Result<(Workplace, bool), CoreError> {
+/// whether a kept corpus made for the same request can be reused as it is.
+fn workplace(keep: Option<&Path>, marker_value: &Value) -> Result<(Workplace, bool), CoreError> {
     let Some(dir) = keep else {
         let scratch = tempfile::tempdir().map_err(|e| fail("create a scratch directory", e))?;
         return Ok((Workplace::Scratch(scratch), false));
@@ -167,7 +210,7 @@ fn workplace(keep: Option<&Path>, items: usize) -> Result<(Workplace, bool), Cor
             "Pass a new or empty directory to --keep; nothing in this one was touched.",
         ));
     }
-    let same = made.as_ref().and_then(|m| m["items"].as_u64()) == Some(items as u64);
+    let same = made.as_ref() == Some(marker_value);
     if ours && !same {
         // Ours, but for another size: the generated corpus and its state are derived, so they
         // are regenerated rather than reused.
@@ -196,16 +239,25 @@ impl Workplace {
     }
 }
 
-pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, CoreError> {
-    let (work, reuse) = workplace(keep, items)?;
+pub fn run(
+    source: &Corpus,
+    queries: usize,
+    keep: Option<&Path>,
+    query_words: usize,
+) -> Result<Value, CoreError> {
+    let marker_value = source.marker();
+    let (work, reuse) = workplace(keep, &marker_value)?;
     let root = work.path().join("corpus");
-    if !reuse {
-        corpus::generate(&root, items, 7419)?;
+    let described = if reuse {
+        marker_value.clone()
+    } else {
+        let d = source.write(&root)?;
         if let Workplace::Kept(dir) = &work {
-            std::fs::write(dir.join(KEPT_MARKER), json!({"items": items}).to_string())
+            std::fs::write(dir.join(KEPT_MARKER), marker_value.to_string())
                 .map_err(|e| fail("record the kept corpus", e))?;
         }
-    }
+        d
+    };
     let root = root
         .canonicalize()
         .map_err(|e| fail("resolve the corpus", e))?;
@@ -273,7 +325,7 @@ pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, C
         .block_on(read::servable(&pool, "bench", APPROVED_ONLY, VISIBLE))
         .map_err(|e| fail("read the state", format!("{e:?}")))?;
     let mut rng = Rng(0x0be7_c4a5);
-    let known = known_item_queries(&docs, &mut rng);
+    let known = known_item_queries(&docs, &mut rng, query_words);
 
     // Known-item relevance and in-process latency, over the same queries.
     let (mut hit1, mut hit10, mut reciprocal) = (0usize, 0usize, 0f64);
@@ -387,8 +439,10 @@ pub fn run(items: usize, queries: usize, keep: Option<&Path>) -> Result<Value, C
     let _ = server.join();
     let n = known.len().max(1) as f64;
     Ok(json!({
-        "benchmark": "index build and knowledge.search over a generated corpus",
-        "items": items,
+        "benchmark": "index build and knowledge.search",
+        "corpus": described,
+        "items": docs.len(),
+        "queryWords": query_words,
         "chunks": if chunks.is_null() { json!(index.passages.len()) } else { chunks },
         // null when `--keep` reused an earlier run's index.
         "indexBuildSeconds": build_seconds,
