@@ -8,24 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in std::fs::read_dir(dir).expect("read").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(base, &path, out);
-            } else {
-                let rel = path
-                    .strip_prefix(base)
-                    .expect("inside")
-                    .to_string_lossy()
-                    .into_owned();
-                out.insert(rel, std::fs::read(&path).expect("bytes"));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
+    theurian_core::okf::bundle_files(dir)
 }
 
 /// The file with the exporting build's `generated.by` line taken out: the one place a bundle

@@ -30,8 +30,9 @@ fn refusal(key: &str, kind: &str, literal: &str) -> Value {
     json!({"key": key, "kind": kind, "literal": literal})
 }
 
-/// Every file of the bundle, by path relative to its root (symlinks not followed).
-fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
+/// Every file of a bundle, by path relative to its root (symlinks not followed): what the
+/// digest covers, plus the manifest.
+pub fn bundle_files(root: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -57,7 +58,7 @@ fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// Refuses a bundle whose manifest names a digest its files do not have.
 fn verify(root: &Path) -> Result<(), CoreError> {
-    let tree = files(root);
+    let tree = bundle_files(root);
     let Some(manifest) = tree.get(MANIFEST) else {
         return Err(CoreError::failure(
             format!(

@@ -11,7 +11,7 @@
 mod import;
 mod yaml;
 
-pub use import::{import, Importer};
+pub use import::{bundle_files, import, Importer};
 
 use crate::CoreError;
 use sha2::{Digest, Sha256};

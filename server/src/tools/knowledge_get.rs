@@ -42,7 +42,7 @@ pub(crate) async fn answer(
     let visible = state.visible_levels();
     let found = read::item(&opened.pool, project, item_id.as_str(), statuses, &visible)
         .await
-        .map_err(|e| read_refusal(project, e))?;
+        .map_err(read_refusal)?;
     let integrity = opened.integrity(&state.memo).await?;
     let Some(item) = found else {
         return Err(if integrity.is_some() {
@@ -64,7 +64,7 @@ pub(crate) async fn answer(
     let hit = result(&item, &now, TOOL)?;
     let relations = read::relations(&opened.pool, project, &item.item_id, statuses, &visible)
         .await
-        .map_err(|e| read_refusal(project, e))?
+        .map_err(read_refusal)?
         .into_iter()
         .map(|r| {
             Ok(Relation {

@@ -182,7 +182,7 @@ pub(crate) async fn answer(
                             .memo
                             .anchors(&opened.pool, &opened.resolved.database, project, &revisions)
                             .await
-                            .map_err(|e| read_refusal(project, e))?;
+                            .map_err(read_refusal)?;
                         for hit in hits {
                             let mut item = hit.item().clone();
                             item.anchors = anchors.remove(&item.revision_id).unwrap_or_default();
@@ -242,7 +242,7 @@ pub(crate) async fn answer(
             |v| as_of.as_ref().is_none_or(|m| valid_at(v, m)),
         )
         .await
-        .map_err(|e| read_refusal(project, e))?;
+        .map_err(read_refusal)?;
         for item in &hits {
             shaped.push(result(item, &now, TOOL)?);
         }

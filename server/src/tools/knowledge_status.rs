@@ -25,7 +25,7 @@ pub(crate) async fn answer(
     let visible = state.visible_levels();
     let counts = read::status_counts(&opened.pool, project, &visible)
         .await
-        .map_err(|e| read_refusal(project, e))?;
+        .map_err(read_refusal)?;
     let mut by_status = KnowledgeStatusResponseItemsByStatus {
         approved: None,
         draft: None,
@@ -46,7 +46,7 @@ pub(crate) async fn answer(
         Some(n) => n,
         None => read::applied_count(&opened.pool, project)
             .await
-            .map_err(|e| read_refusal(project, e))?,
+            .map_err(read_refusal)?,
     };
     Ok(KnowledgeStatusResponse {
         project_id: input.project_id.clone(),

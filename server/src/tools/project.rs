@@ -51,7 +51,7 @@ fn refusal_for(fault: Fault) -> Refusal {
 }
 
 /// The refusal for a fault while reading the answering database.
-pub fn read_refusal(_project: &str, e: ReadError) -> Refusal {
+pub fn read_refusal(e: ReadError) -> Refusal {
     let what = match e {
         ReadError::Database(m) => format!("cannot be read ({})", bounded(&m)),
         ReadError::Inconsistent(m) => format!("contradicts itself ({})", bounded(&m)),
@@ -74,7 +74,7 @@ pub async fn open(
         // A pinned state: the file name carries 48 bits of the hash; the database records all 256.
         let recorded = read::recorded_state_hash(&pool)
             .await
-            .map_err(|e| read_refusal(project, e))?;
+            .map_err(read_refusal)?;
         if recorded.as_deref() != Some(resolved.state_hash.as_str()) {
             return Err(refusal_for(Fault::SnapshotNotFound));
         }
@@ -93,14 +93,14 @@ impl Opened {
                 self.resolved.migration_count,
             )
             .await
-            .map_err(|e| read_refusal(&self.resolved.project_id, e))?;
+            .map_err(read_refusal)?;
         if !damaged {
             return Ok(None);
         }
         let project = &self.resolved.project_id;
         let held = read::holds_project(&self.pool, project)
             .await
-            .map_err(|e| read_refusal(project, e))?;
+            .map_err(read_refusal)?;
         if !held {
             return Err(Refusal::new(
                 RefusalMetaCode::StateUnavailable,
