@@ -95,6 +95,17 @@ pub fn sorted_json(value: &serde_json::Value) -> String {
     s
 }
 
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether a program called `name` is on `PATH`.
+pub fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(name).is_file()))
+}
+
 /// The bytes under `path`: a file's size, or a directory's files summed (symlinks not followed).
 pub fn size_of(path: &Path) -> u64 {
     let Ok(meta) = fs::symlink_metadata(path) else {

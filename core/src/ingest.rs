@@ -131,7 +131,7 @@ fn ingest_one(
             return;
         }
     };
-    let hash = hex(&Sha256::digest(&bytes));
+    let hash = crate::fsutil::hex(&Sha256::digest(&bytes));
     if previous.get(rel) == Some(&hash) {
         report.unchanged += 1;
         next.insert(rel.to_owned(), hash);
@@ -436,10 +436,6 @@ fn json_kind(v: &Value) -> &'static str {
         Value::Bool(_) => "a boolean",
         Value::Object(_) => "a mapping",
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The manifest's path, refused when `.theurian/cache` (or the manifest itself) resolves

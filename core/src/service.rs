@@ -6,7 +6,7 @@
 //! The service runs `<the binary that ran setup> daemon start --foreground --port <port>` with
 //! `THEURIAN_DATA_DIR` set, restarts it when it fails, and starts it at login.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// The systemd unit's name.
@@ -74,7 +74,7 @@ impl Manager {
             _ => {}
         }
         if cfg!(target_os = "macos") {
-            return tool_present("launchctl").then_some(Manager::Launchd);
+            return crate::fsutil::on_path("launchctl").then_some(Manager::Launchd);
         }
         let answers = Command::new("systemctl")
             .args(["--user", "is-system-running"])
@@ -171,15 +171,6 @@ pub fn state() -> (State, Option<Manager>) {
         Some(m) => (m.state(), Some(m)),
         None => (State::Unknown, None),
     }
-}
-
-fn tool_present(name: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| {
-            let candidate = dir.join(name);
-            candidate.is_file()
-        })
-    })
 }
 
 /// Runs one command; its failure is described with its stderr.
@@ -322,11 +313,6 @@ pub fn health(port: u16) -> Option<serde_json::Value> {
     }
     let value: serde_json::Value = serde_json::from_str(body.trim()).ok()?;
     value.is_object().then_some(value)
-}
-
-/// Whether `path` holds exactly `text`.
-pub fn holds(path: &Path, text: &str) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|t| t == text)
 }
 
 #[cfg(test)]

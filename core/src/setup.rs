@@ -305,12 +305,6 @@ pub fn claude_entry(home: &Path) -> Option<Value> {
     config.get("mcpServers")?.get(SERVER_NAME).cloned()
 }
 
-/// Whether `claude` is on `PATH`.
-pub fn claude_present() -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("claude").is_file()))
-}
-
 fn probe_mcp(cx: &Context<'_>) -> Step {
     if !cx.claude {
         return step(
@@ -319,7 +313,7 @@ fn probe_mcp(cx: &Context<'_>) -> Step {
             "Setup adds an entry for Claude Code only; the entry for this client is printed below.",
         );
     }
-    if !claude_present() {
+    if !crate::fsutil::on_path("claude") {
         let mut s = step(
             "mcp-connection",
             Status::NotApplicable,
@@ -593,7 +587,7 @@ pub fn uninstall(cx: &Context<'_>, dry_run: bool, remove_data: bool) -> Removal 
             cx.home.join(".claude.json").display()
         ));
         if !dry_run {
-            if !claude_present() {
+            if !crate::fsutil::on_path("claude") {
                 r.warnings.push("`claude` is not on PATH, so the theurian entry stays in Claude Code's configuration: remove it with `claude mcp remove theurian --scope user`.".into());
             } else if let Err(e) = service::run(&[
                 "claude".into(),

@@ -33,9 +33,10 @@ fn compute() -> String {
         })
         .collect();
     let text = crate::fsutil::sorted_json(&serde_json::Value::Array(tools));
-    let hash = Sha256::digest(text.as_bytes());
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!(
+        "sha256:{}",
+        crate::fsutil::hex(&Sha256::digest(text.as_bytes()))
+    )
 }
 
 #[cfg(test)]

@@ -50,8 +50,7 @@ pub struct LoadedMigration {
 }
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::fsutil::hex(&Sha256::digest(bytes))
 }
 
 fn read_fault(rel: &str, fault: &PathFault) -> MigrateError {

@@ -13,6 +13,7 @@ mod yaml;
 
 pub use import::{bundle_files, import, Importer};
 
+use crate::fsutil::hex;
 use crate::CoreError;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
@@ -342,10 +343,6 @@ pub fn digest(files: &BTreeMap<String, Vec<u8>>) -> String {
         outer.update(format!("{p}\n{inner}\n").as_bytes());
     }
     hex(&outer.finalize())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn manifest(digest: &str) -> String {
