@@ -87,6 +87,20 @@ impl OpenIndex {
         }
         let runs = Vocabulary::open(dir)?;
         let searcher = reader.searcher();
+        // The substring retriever reads a run's postings through the vocabulary.
+        match searcher.segment_readers() {
+            [] if runs.is_empty() => {}
+            [one] => runs.check_against(
+                one.inverted_index(fields.runs)
+                    .map_err(|e| e.to_string())?
+                    .terms(),
+            )?,
+            _ => {
+                return Err(
+                    "the build does not hold the one segment its vocabulary describes".into(),
+                )
+            }
+        }
         let mut seqs = Vec::new();
         for segment in searcher.segment_readers() {
             let column = segment

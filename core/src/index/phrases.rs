@@ -5,7 +5,7 @@
 
 use super::bm25::Occurrences;
 use super::open::OpenIndex;
-use super::runs::{fold_char, long_marker, occurrences, Match};
+use super::runs::{fold_char, occurrences, Match};
 use std::sync::Arc;
 use tantivy::fastfield::AliveBitSet;
 use tantivy::postings::{Postings, SegmentPostings};
@@ -227,13 +227,20 @@ impl Occurrences for WordPhrase<'_> {
     }
 }
 
-/// A substring: a folded query term, and the vocabulary runs that hold it.
+/// Opening one run's postings costs about as much as folding and searching this many bytes of
+/// passage text ([`Substring::cheaper_in_full`]).
+const BYTES_PER_RUN: u64 = 1500;
+/// Reading and merging one posting, likewise.
+const BYTES_PER_POSTING: u64 = 24;
+
+/// A substring: a folded query term, and the vocabulary runs that hold it (looked up only
+/// when the term is not already known to be in half the rows, where its idf is the floor and
+/// its rows are never enumerated).
 pub struct Substring<'a> {
     index: &'a OpenIndex,
     inverted: Arc<InvertedIndexReader>,
-    field: tantivy::schema::Field,
     needle: String,
-    runs: Vec<Match<'a>>,
+    runs: std::cell::OnceCell<Vec<Match<'a>>>,
     segment: Segment<'a>,
 }
 
@@ -245,51 +252,57 @@ impl<'a> Substring<'a> {
         term: &str,
         segment: Segment<'a>,
     ) -> Self {
-        let needle: String = term.chars().map(fold_char).collect();
-        let runs = index.runs.containing(needle.as_bytes());
         Substring {
             index,
             inverted,
-            field: index.fields.runs,
-            needle,
-            runs,
+            needle: term.chars().map(fold_char).collect(),
+            runs: std::cell::OnceCell::new(),
             segment,
         }
+    }
+
+    fn runs(&self) -> &[Match<'a>] {
+        self.runs
+            .get_or_init(|| self.index.runs.containing(self.needle.as_bytes()))
     }
 
     /// Occurrences in one passage's heading and text, read from the passage itself.
     fn count_in(&self, row: u32, finder: &memchr::memmem::Finder<'_>) -> u32 {
         thread_local! {
-            static FOLDED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+            static FOLDED: std::cell::RefCell<(Vec<u8>, String)> = const { std::cell::RefCell::new((Vec::new(), String::new())) };
         }
         let Some(seq) = self.index.seq_of_doc(row) else {
             return 0;
         };
         let p = self.index.passage(seq);
-        FOLDED.with(|buffer| {
-            let mut folded = buffer.borrow_mut();
+        FOLDED.with(|buffers| {
+            let (bytes, text) = &mut *buffers.borrow_mut();
             let mut count = 0u32;
-            for part in [p.heading(), &p.text()] {
-                if p.ascii {
-                    folded.clear();
-                    folded.push_str(part);
-                    folded.make_ascii_lowercase();
+            for part in [p.heading().as_bytes(), p.text] {
+                let folded: &[u8] = if p.ascii {
+                    // ASCII folds byte by byte, in bulk, with no UTF-8 to check.
+                    bytes.clear();
+                    bytes.extend_from_slice(part);
+                    bytes.make_ascii_lowercase();
+                    bytes
                 } else {
-                    super::runs::fold_into(part, &mut folded);
-                }
-                count = count.saturating_add(occurrences(folded.as_bytes(), finder));
+                    match std::str::from_utf8(part) {
+                        Ok(valid) => super::runs::fold_into(valid, text),
+                        Err(_) => super::runs::fold_into(&String::from_utf8_lossy(part), text),
+                    }
+                    text.as_bytes()
+                };
+                count = count.saturating_add(occurrences(folded, finder));
             }
             count
         })
     }
 
-    fn postings_of(&self, run: &[u8]) -> Result<Option<SegmentPostings>, String> {
-        let Ok(text) = std::str::from_utf8(run) else {
-            return Ok(None);
-        };
+    /// The postings of the vocabulary's run `ordinal`, found without a dictionary lookup.
+    fn postings_of(&self, ordinal: u32) -> Result<SegmentPostings, String> {
         self.inverted
-            .read_postings(
-                &Term::from_field_text(self.field, text),
+            .read_postings_from_terminfo(
+                &self.index.runs.term_info(ordinal),
                 IndexRecordOption::WithFreqs,
             )
             .map_err(io)
@@ -298,7 +311,18 @@ impl<'a> Substring<'a> {
 
 impl Occurrences for Substring<'_> {
     fn rows_at_least(&self) -> u64 {
-        self.runs
+        // The run that is the term itself is one bound; when it alone puts the term in half
+        // the live rows, no other run needs looking up.
+        let exact = self
+            .index
+            .runs
+            .find(self.needle.as_bytes())
+            .map_or(0, |(_, doc_freq)| self.segment.live_at_least(doc_freq));
+        let live = u64::from(self.segment.max_row).saturating_sub(self.segment.deleted);
+        if exact.saturating_mul(2) >= live {
+            return exact;
+        }
+        self.runs()
             .iter()
             .map(|m| self.segment.live_at_least(m.doc_freq))
             .max()
@@ -307,7 +331,7 @@ impl Occurrences for Substring<'_> {
 
     fn rows_known(&self) -> Result<Option<u64>, String> {
         // One run, no deletions and no over-long runs anywhere: its frequency is the count.
-        Ok(match (self.runs.as_slice(), self.segment.deleted) {
+        Ok(match (self.runs(), self.segment.deleted) {
             ([one], 0) if !self.index.runs.has_long_runs() => Some(u64::from(one.doc_freq)),
             _ => None,
         })
@@ -315,19 +339,20 @@ impl Occurrences for Substring<'_> {
 
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
         let mut hits = Vec::new();
-        for m in &self.runs {
-            if let Some(mut p) = self.postings_of(m.run)? {
-                drain(&mut p, self.segment, m.occurrences, &mut hits);
-            }
+        for m in self.runs() {
+            drain(
+                &mut self.postings_of(m.ordinal)?,
+                self.segment,
+                m.occurrences,
+                &mut hits,
+            );
         }
         // Passages holding an over-long run are counted from their text, whole.
         let mut long = Vec::new();
-        if self.index.runs.has_long_runs() {
-            if let Some(mut p) = self.postings_of(long_marker().as_bytes())? {
-                drain(&mut p, self.segment, 1, &mut long);
-            }
+        if let Some(marker) = self.index.runs.marker_ordinal() {
+            drain(&mut self.postings_of(marker)?, self.segment, 1, &mut long);
         }
-        let mut merged = if self.runs.len() <= 1 {
+        let mut merged = if self.runs().len() <= 1 {
             hits
         } else {
             merge(hits, self.segment.max_row)
@@ -349,5 +374,28 @@ impl Occurrences for Substring<'_> {
     fn at(&mut self, rows: &[u32]) -> Result<Vec<u32>, String> {
         let finder = memchr::memmem::Finder::new(self.needle.as_bytes());
         Ok(rows.iter().map(|r| self.count_in(*r, &finder)).collect())
+    }
+
+    /// Counting at rows folds and searches their text; reading in full opens every run's
+    /// postings and merges them. Both are estimated in bytes of text folded and searched, by
+    /// what each step was measured to cost on long documents.
+    fn cheaper_in_full(&self, rows: &[u32]) -> bool {
+        let at: u64 = rows
+            .iter()
+            .filter_map(|r| self.index.seq_of_doc(*r))
+            .map(|seq| {
+                let p = self.index.passage(seq);
+                (p.heading().len() + p.text.len()) as u64
+            })
+            .sum();
+        if at < BYTES_PER_RUN {
+            return false;
+        }
+        let runs = self.runs();
+        let postings: u64 = runs.iter().map(|m| u64::from(m.doc_freq)).sum();
+        let in_full = (runs.len() as u64)
+            .saturating_mul(BYTES_PER_RUN)
+            .saturating_add(postings.saturating_mul(BYTES_PER_POSTING));
+        in_full < at
     }
 }

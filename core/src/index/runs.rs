@@ -14,10 +14,25 @@
 //! term instead of itself, so the vocabulary stays small; passages under the marker are counted
 //! by reading their text.
 //!
-//! Layout of `runs.bin`, little-endian: the magic `THRNRUN1`, the entry count (u64), the text
-//! area's length (u64); one 12-byte record per entry in term order — where its text starts
-//! (u64) and how many documents hold it (u32, deleted ones included, as tantivy counts); then
-//! the text area, every entry followed by a line feed (never part of a run).
+//! Scanning the whole vocabulary for each query term cost more than everything else a search
+//! does on long documents (a few megabytes of runs, once per term), so the build also writes
+//! which runs hold each byte trigram: a term of three bytes or more is looked up by reading the
+//! shortest of its trigrams' lists and checking each run on it. A run's place in the vocabulary
+//! is its ordinal in the `runs` field's term dictionary (both are in term order, and the
+//! vocabulary is written from that dictionary), so its postings are read by ordinal, without a
+//! second lookup by text: the vocabulary keeps where each run's postings start in the field's
+//! postings (a term's postings follow the previous term's), which at open is checked against
+//! the dictionary's own first and last terms.
+//!
+//! Layout of `runs.bin`, little-endian: the magic `THRNRUN2`, the entry count (u64), the text
+//! area's length (u64), the trigram count (u64), the trigram lists' length in bytes (u64), where
+//! the last run's postings end (u64); one 20-byte record per entry in term order — where its
+//! text starts (u64), how many documents hold it (u32, deleted ones included, as tantivy
+//! counts), where its postings start (u64); then the text area, every entry
+//! followed by a line feed (never part of a run); then one 16-byte record per trigram in byte
+//! order — the trigram (u32, its three bytes big-endian), how many runs hold it (u32), where its
+//! list starts (u64); then the lists: each run's entry number, ascending, as LEB128 gaps from
+//! the previous one (the first from zero). The long-run marker is on no list.
 
 use super::mapped::{self, u32_at, u64_at};
 use std::io::Write;
@@ -32,9 +47,10 @@ pub const RUNS: &str = "theurian_runs";
 /// Runs longer than this many bytes (folded) are indexed as [`long_marker`].
 pub const LONG_RUN: usize = 256;
 
-const MAGIC: &[u8; 8] = b"THRNRUN1";
-const HEADER: usize = 24;
-const RECORD: usize = 12;
+const MAGIC: &[u8; 8] = b"THRNRUN2";
+const HEADER: usize = 48;
+const RECORD: usize = 20;
+const GRAM_RECORD: usize = 16;
 
 /// The term standing for every run longer than [`LONG_RUN`]: itself longer than that, so no
 /// run is ever indexed as it.
@@ -138,27 +154,110 @@ pub fn occurrences(hay: &[u8], needle: &memchr::memmem::Finder<'_>) -> u32 {
     count
 }
 
-/// Writes the vocabulary of a built segment's `runs` field: `terms` in term order, each with
-/// its document frequency.
-pub fn write<'a>(dir: &Path, terms: impl Iterator<Item = (&'a [u8], u32)>) -> std::io::Result<()> {
+/// A trigram as its three bytes, big-endian, so numeric order is byte order.
+fn gram(bytes: &[u8]) -> u32 {
+    bytes
+        .iter()
+        .take(3)
+        .fold(0u32, |acc, b| (acc << 8) | u32::from(*b))
+}
+
+/// Every entry's distinct trigrams: the lists of entry numbers by trigram, in trigram order.
+/// The marker holds no trigram worth looking up and is left off.
+fn gram_lists(entries: &[&[u8]]) -> Vec<(u32, Vec<u32>)> {
+    let marker = long_marker().as_bytes();
+    let mut lists: rustc_hash::FxHashMap<u32, Vec<u32>> = Default::default();
+    for (i, entry) in entries.iter().enumerate() {
+        if *entry == marker {
+            continue;
+        }
+        let i = i as u32;
+        for window in entry.windows(3) {
+            let list = lists.entry(gram(window)).or_default();
+            // Entries are visited in order, so a repeat within one entry is the list's last.
+            if list.last() != Some(&i) {
+                list.push(i);
+            }
+        }
+    }
+    let mut lists: Vec<(u32, Vec<u32>)> = lists.into_iter().collect();
+    lists.sort_unstable_by_key(|(g, _)| *g);
+    lists
+}
+
+fn push_leb128(out: &mut Vec<u8>, mut value: u32) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// One run as the term dictionary holds it.
+pub struct Entry<'a> {
+    pub run: &'a [u8],
+    pub doc_freq: u32,
+    /// Its postings' byte range in the field's postings.
+    pub postings: std::ops::Range<usize>,
+}
+
+/// Writes the vocabulary of a built segment's `runs` field: `terms` in term order, and the
+/// trigram lists over them. Postings must follow one another in term order, as tantivy writes
+/// them; a dictionary where they do not is refused.
+pub fn write<'a>(dir: &Path, terms: impl Iterator<Item = Entry<'a>>) -> std::io::Result<()> {
     let mut records = Vec::new();
     let mut text = Vec::new();
-    let mut count = 0u64;
-    for (term, doc_freq) in terms {
+    let mut entries: Vec<&[u8]> = Vec::new();
+    let mut postings_end = 0usize;
+    for Entry {
+        run: term,
+        doc_freq,
+        postings,
+    } in terms
+    {
+        if postings.start != postings_end || postings.end < postings.start {
+            return Err(std::io::Error::other(
+                "the runs' postings do not follow one another in term order",
+            ));
+        }
+        postings_end = postings.end;
         records.extend_from_slice(&(text.len() as u64).to_le_bytes());
         records.extend_from_slice(&doc_freq.to_le_bytes());
+        records.extend_from_slice(&(postings.start as u64).to_le_bytes());
         text.extend_from_slice(term);
         text.push(b'\n');
-        count += 1;
+        entries.push(term);
+    }
+    let mut gram_records = Vec::new();
+    let mut gram_area = Vec::new();
+    let lists = gram_lists(&entries);
+    for (g, list) in &lists {
+        gram_records.extend_from_slice(&g.to_le_bytes());
+        gram_records.extend_from_slice(&(list.len() as u32).to_le_bytes());
+        gram_records.extend_from_slice(&(gram_area.len() as u64).to_le_bytes());
+        let mut previous = 0u32;
+        for entry in list {
+            push_leb128(&mut gram_area, entry - previous);
+            previous = *entry;
+        }
     }
     let path = dir.join(RUNS_FILE);
     let file = std::fs::File::create(&path)?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     out.write_all(MAGIC)?;
-    out.write_all(&count.to_le_bytes())?;
-    out.write_all(&(text.len() as u64).to_le_bytes())?;
+    for n in [
+        entries.len(),
+        text.len(),
+        lists.len(),
+        gram_area.len(),
+        postings_end,
+    ] {
+        out.write_all(&(n as u64).to_le_bytes())?;
+    }
     out.write_all(&records)?;
     out.write_all(&text)?;
+    out.write_all(&gram_records)?;
+    out.write_all(&gram_area)?;
     let file = out.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()
 }
@@ -184,18 +283,28 @@ pub fn write_vocabulary(
     }
     let inverted = segment.inverted_index(field).map_err(|e| e.to_string())?;
     let mut stream = inverted.terms().stream().map_err(|e| e.to_string())?;
-    let mut terms: Vec<(Vec<u8>, u32)> = Vec::new();
+    let mut terms: Vec<(Vec<u8>, tantivy::postings::TermInfo)> = Vec::new();
     while stream.advance() {
-        terms.push((stream.key().to_vec(), stream.value().doc_freq));
+        terms.push((stream.key().to_vec(), stream.value().clone()));
     }
-    write(dir, terms.iter().map(|(t, f)| (t.as_slice(), *f))).map_err(|e| e.to_string())
+    write(
+        dir,
+        terms.iter().map(|(run, info)| Entry {
+            run,
+            doc_freq: info.doc_freq,
+            postings: info.postings_range.clone(),
+        }),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// A run of the vocabulary that holds a looked-up term.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Match<'a> {
-    /// The run as indexed (the term to read postings for).
+    /// The run as indexed.
     pub run: &'a [u8],
+    /// Its ordinal in the `runs` field's term dictionary (its postings are read by it).
+    pub ordinal: u32,
     /// Documents holding the run (deleted ones included).
     pub doc_freq: u32,
     /// How often the looked-up term occurs in the run.
@@ -207,16 +316,29 @@ pub struct Vocabulary {
     bytes: OwnedBytes,
     count: usize,
     text_at: usize,
-    /// Whether any passage holds an over-long run (the marker is an entry).
-    long_runs: bool,
+    text_len: usize,
+    grams_at: usize,
+    gram_count: usize,
+    lists_at: usize,
+    postings_end: u64,
+    /// The long-run marker's entry, when any passage holds an over-long run.
+    marker: Option<u32>,
 }
 
 impl std::fmt::Debug for Vocabulary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Vocabulary")
             .field("count", &self.count)
+            .field("grams", &self.gram_count)
             .finish()
     }
+}
+
+/// Sums `parts`, or None on overflow.
+fn sum(parts: &[u64]) -> Option<usize> {
+    parts
+        .iter()
+        .try_fold(0usize, |acc, p| acc.checked_add(usize::try_from(*p).ok()?))
 }
 
 impl Vocabulary {
@@ -229,39 +351,62 @@ impl Vocabulary {
         let damaged = |what: &str| format!("{RUNS_FILE} is damaged: {what}");
         let data = bytes.as_slice();
         let (count, text_at) = mapped::records(data, MAGIC, HEADER, RECORD, damaged)?;
-        let text_len = u64_at(data, 16).unwrap_or(u64::MAX);
-        if usize::try_from(text_len)
-            .ok()
-            .and_then(|l| l.checked_add(text_at))
-            != Some(data.len())
-        {
-            return Err(damaged("the text area does not end where the file does"));
+        let field = |at: usize| u64_at(data, at).unwrap_or(u64::MAX);
+        let (text_len, gram_count, lists_len) = (field(16), field(24), field(32));
+        let postings_end = field(40);
+        let gram_bytes = gram_count
+            .checked_mul(GRAM_RECORD as u64)
+            .unwrap_or(u64::MAX);
+        if sum(&[text_at as u64, text_len, gram_bytes, lists_len]) != Some(data.len()) {
+            return Err(damaged("its areas do not add up to the file's length"));
         }
+        // The sum fitted, so each part does.
+        let text_len = text_len as usize;
+        let grams_at = text_at + text_len;
         let mut vocabulary = Vocabulary {
             count: count as usize,
             text_at,
+            text_len,
+            grams_at,
+            gram_count: gram_count as usize,
+            lists_at: grams_at + gram_bytes as usize,
+            postings_end,
             bytes,
-            long_runs: false,
+            marker: None,
         };
-        // Entries start in order inside the text area, so every entry slice is well formed.
-        let mut previous = 0u64;
+        // Entries start in order inside the text area, so every entry slice is well formed;
+        // trigrams are in order and their lists start in order inside the list area.
+        let (mut previous, mut previous_postings) = (0u64, 0u64);
         for i in 0..vocabulary.count {
-            let start = vocabulary.start(i);
-            if start < previous || start >= text_len {
+            let (start, postings) = (vocabulary.start(i), vocabulary.postings_start(i));
+            if start < previous || start >= text_len as u64 {
                 return Err(damaged(&format!("entry {i} starts out of order")));
             }
-            previous = start;
+            if postings < previous_postings || postings > postings_end {
+                return Err(damaged(&format!("entry {i}'s postings are out of order")));
+            }
+            (previous, previous_postings) = (start, postings);
         }
-        // Entries are in term (byte) order, so the marker is found by binary search.
-        let marker = long_marker().as_bytes();
-        let at = vocabulary.partition(|i| vocabulary.entry(i) < marker);
-        vocabulary.long_runs = at < vocabulary.count && vocabulary.entry(at) == marker;
+        let (mut previous_gram, mut previous_list) = (None, 0u64);
+        for i in 0..vocabulary.gram_count {
+            let (g, _, list) = vocabulary.gram_record(i);
+            if previous_gram.is_some_and(|p| p >= g) || list < previous_list || list > lists_len {
+                return Err(damaged(&format!("trigram {i} is out of order")));
+            }
+            (previous_gram, previous_list) = (Some(g), list);
+        }
+        vocabulary.marker = vocabulary.find(long_marker().as_bytes()).map(|(i, _)| i);
         Ok(vocabulary)
     }
 
     /// Whether some passage holds a run longer than [`LONG_RUN`] (indexed as the marker).
     pub fn has_long_runs(&self) -> bool {
-        self.long_runs
+        self.marker.is_some()
+    }
+
+    /// The marker's ordinal, when some passage holds an over-long run.
+    pub fn marker_ordinal(&self) -> Option<u32> {
+        self.marker
     }
 
     /// How many runs the vocabulary holds.
@@ -282,10 +427,57 @@ impl Vocabulary {
         u32_at(self.bytes.as_slice(), HEADER + i * RECORD + 8).unwrap_or(0)
     }
 
+    fn postings_start(&self, i: usize) -> u64 {
+        u64_at(self.bytes.as_slice(), HEADER + i * RECORD + 12).unwrap_or(0)
+    }
+
+    /// Entry `ordinal`'s term info: where its postings lie and how many documents they list.
+    /// Positions are never read through it.
+    pub fn term_info(&self, ordinal: u32) -> tantivy::postings::TermInfo {
+        let i = ordinal as usize;
+        let end = if i + 1 < self.count {
+            self.postings_start(i + 1)
+        } else {
+            self.postings_end
+        };
+        tantivy::postings::TermInfo {
+            doc_freq: self.doc_freq(i),
+            postings_range: self.postings_start(i) as usize..end as usize,
+            positions_range: 0..0,
+        }
+    }
+
+    /// Checks the vocabulary against the field's term dictionary: the same number of terms,
+    /// and the first and last runs' postings where the dictionary has them. Postings start in
+    /// order (checked at open), so every run's then lies inside the field's postings.
+    pub fn check_against(&self, terms: &tantivy::termdict::TermDictionary) -> Result<(), String> {
+        let refuse = |what: &str| Err(format!("{RUNS_FILE} does not match the index: {what}"));
+        if terms.num_terms() != self.count {
+            return refuse(&format!(
+                "it holds {} runs where the index holds {}",
+                self.count,
+                terms.num_terms()
+            ));
+        }
+        for i in [0, self.count.saturating_sub(1)]
+            .into_iter()
+            .take(self.count)
+        {
+            let expected = terms.get(self.entry(i)).map_err(|e| e.to_string())?;
+            let held = self.term_info(i as u32);
+            if expected.as_ref().map(|t| (t.doc_freq, &t.postings_range))
+                != Some((held.doc_freq, &held.postings_range))
+            {
+                return refuse(&format!("run {i} has other postings"));
+            }
+        }
+        Ok(())
+    }
+
     fn text(&self) -> &[u8] {
         self.bytes
             .as_slice()
-            .get(self.text_at..)
+            .get(self.text_at..self.text_at + self.text_len)
             .unwrap_or_default()
     }
 
@@ -302,16 +494,101 @@ impl Vocabulary {
             .unwrap_or_default()
     }
 
-    /// Every run holding `needle` (folded, no whitespace), with how often it occurs there. The
-    /// long-run marker is never among them.
+    /// Trigram record `i`: the trigram, how many runs hold it, where its list starts.
+    fn gram_record(&self, i: usize) -> (u32, u32, u64) {
+        let data = self.bytes.as_slice();
+        let at = self.grams_at + i * GRAM_RECORD;
+        (
+            u32_at(data, at).unwrap_or(0),
+            u32_at(data, at + 4).unwrap_or(0),
+            u64_at(data, at + 8).unwrap_or(0),
+        )
+    }
+
+    /// The list of the runs holding trigram `g`: how many, and its encoded bytes.
+    fn gram_list(&self, g: u32) -> Option<(u32, &[u8])> {
+        let (mut lo, mut hi) = (0usize, self.gram_count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.gram_record(mid).0 < g {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == self.gram_count {
+            return None;
+        }
+        let (found, runs, start) = self.gram_record(lo);
+        if found != g {
+            return None;
+        }
+        let lists = self
+            .bytes
+            .as_slice()
+            .get(self.lists_at..)
+            .unwrap_or_default();
+        let end = if lo + 1 < self.gram_count {
+            self.gram_record(lo + 1).2
+        } else {
+            lists.len() as u64
+        };
+        Some((
+            runs,
+            lists.get(start as usize..end as usize).unwrap_or_default(),
+        ))
+    }
+
+    /// The entry holding exactly `run`: its ordinal and document frequency.
+    pub fn find(&self, run: &[u8]) -> Option<(u32, u32)> {
+        let at = self.partition(|i| self.entry(i) < run);
+        (at < self.count && self.entry(at) == run).then(|| (at as u32, self.doc_freq(at)))
+    }
+
+    fn matched(&self, i: usize, finder: &memchr::memmem::Finder<'_>) -> Option<Match<'_>> {
+        let run = self.entry(i);
+        let occurrences = occurrences(run, finder);
+        (occurrences > 0 && self.marker != Some(i as u32)).then(|| Match {
+            run,
+            ordinal: i as u32,
+            doc_freq: self.doc_freq(i),
+            occurrences,
+        })
+    }
+
+    /// Every run holding `needle` (folded, no whitespace), in term order, with how often it
+    /// occurs there. The long-run marker is never among them.
     pub fn containing(&self, needle: &[u8]) -> Vec<Match<'_>> {
+        if needle.len() < 3 {
+            return self.containing_by_scan(needle);
+        }
+        let finder = memchr::memmem::Finder::new(needle);
+        // Every run holding the needle holds each of its trigrams: the shortest list has them all.
+        let mut shortest: Option<(u32, &[u8])> = None;
+        for window in needle.windows(3) {
+            match self.gram_list(gram(window)) {
+                None => return Vec::new(),
+                Some(list) if shortest.is_none_or(|s| list.0 < s.0) => shortest = Some(list),
+                Some(_) => {}
+            }
+        }
+        let Some((_, list)) = shortest else {
+            return Vec::new();
+        };
+        decode(list)
+            .take_while(|i| (*i as usize) < self.count)
+            .filter_map(|i| self.matched(i as usize, &finder))
+            .collect()
+    }
+
+    /// [`Vocabulary::containing`] by reading every run: for needles shorter than a trigram.
+    pub fn containing_by_scan(&self, needle: &[u8]) -> Vec<Match<'_>> {
         let mut out = Vec::new();
         if needle.is_empty() {
             return out;
         }
         let finder = memchr::memmem::Finder::new(needle);
         let text = self.text();
-        let marker = long_marker();
         let mut from = 0usize;
         while let Some(at) = text.get(from..).and_then(|rest| finder.find(rest)) {
             let at = from + at;
@@ -319,15 +596,8 @@ impl Vocabulary {
             let i = self
                 .partition(|i| self.start(i) <= at as u64)
                 .saturating_sub(1);
-            let run = self.entry(i);
-            let end = self.start(i) as usize + run.len() + 1;
-            if run != marker.as_bytes() {
-                out.push(Match {
-                    run,
-                    doc_freq: self.doc_freq(i),
-                    occurrences: occurrences(run, &finder),
-                });
-            }
+            out.extend(self.matched(i, &finder));
+            let end = self.start(i) as usize + self.entry(i).len() + 1;
             from = end.max(at + 1);
         }
         out
@@ -347,6 +617,28 @@ impl Vocabulary {
         }
         lo
     }
+}
+
+/// The entry numbers of one encoded list, ascending; a damaged list ends early.
+fn decode(mut list: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    let mut previous = 0u32;
+    std::iter::from_fn(move || {
+        let (mut gap, mut shift) = (0u32, 0u32);
+        loop {
+            let (byte, rest) = list.split_first()?;
+            list = rest;
+            if shift > 28 {
+                return None;
+            }
+            gap |= u32::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+        }
+        previous = previous.checked_add(gap)?;
+        Some(previous)
+    })
 }
 
 #[cfg(test)]
@@ -384,9 +676,23 @@ mod tests {
         assert_eq!(occurrences(b"", &finder), 0);
     }
 
+    /// Entries whose postings are as long as their document frequencies, back to back.
+    fn entries<'a>(terms: &'a [(&'a str, u32)]) -> impl Iterator<Item = Entry<'a>> + 'a {
+        let mut at = 0usize;
+        terms.iter().map(move |(run, doc_freq)| {
+            let start = at;
+            at += *doc_freq as usize;
+            Entry {
+                run: run.as_bytes(),
+                doc_freq: *doc_freq,
+                postings: start..at,
+            }
+        })
+    }
+
     fn vocabulary(terms: &[(&str, u32)]) -> (tempfile::TempDir, Vocabulary) {
         let dir = tempfile::tempdir().expect("tempdir");
-        write(dir.path(), terms.iter().map(|(t, f)| (t.as_bytes(), *f))).expect("write");
+        write(dir.path(), entries(terms)).expect("write");
         let v = Vocabulary::open(dir.path()).expect("open");
         (dir, v)
     }
@@ -432,16 +738,87 @@ mod tests {
     }
 
     #[test]
+    fn the_trigram_lists_find_what_reading_every_run_finds() {
+        // A vocabulary of pseudo-random runs over a small alphabet (so trigrams repeat and
+        // lists are long), some non-ASCII, plus the marker; then needles cut from the runs
+        // and made up, looked up both ways.
+        let alphabet: Vec<char> = "abcdeé_.ß".chars().collect();
+        let mut seed = 0x2545_f491_u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut terms: Vec<String> = (0..3000)
+            .map(|_| {
+                (0..1 + next(12))
+                    .map(|_| alphabet[next(alphabet.len())])
+                    .collect()
+            })
+            .collect();
+        terms.push(long_marker().to_owned());
+        terms.sort();
+        terms.dedup();
+        let pairs: Vec<(&str, u32)> = terms
+            .iter()
+            .map(|t| (t.as_str(), 1 + t.len() as u32))
+            .collect();
+        let (_dir, v) = vocabulary(&pairs);
+        let mut needles: Vec<String> = terms
+            .iter()
+            .step_by(7)
+            .map(|t| t.chars().skip(1).take(3 + next(4)).collect())
+            .collect();
+        needles.extend(["ab", "é", "~~~", "zzz", "abcabcabc", "ßß"].map(String::from));
+        let mut found = 0;
+        for needle in &needles {
+            let by_lists = v.containing(needle.as_bytes());
+            assert_eq!(
+                by_lists,
+                v.containing_by_scan(needle.as_bytes()),
+                "{needle}"
+            );
+            found += by_lists.len();
+            for m in &by_lists {
+                assert_eq!(v.find(m.run), Some((m.ordinal, m.doc_freq)));
+            }
+        }
+        assert!(
+            found > 1000,
+            "the needles should find many runs, found {found}"
+        );
+        assert!(v.containing(b"~~~").is_empty());
+        assert_eq!(v.find(b"not-a-run"), None);
+    }
+
+    #[test]
     fn a_damaged_vocabulary_is_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        write(dir.path(), [(b"abc".as_slice(), 1u32)].into_iter()).expect("write");
+        let gap = [Entry {
+            run: b"abc",
+            doc_freq: 1,
+            postings: 4..9,
+        }];
+        assert!(
+            write(dir.path(), gap.into_iter()).is_err(),
+            "postings must follow on"
+        );
+        write(dir.path(), entries(&[("abc", 1), ("abd", 2)])).expect("write");
         let path = dir.path().join(RUNS_FILE);
-        let mut bytes = std::fs::read(&path).expect("read");
+        let whole = std::fs::read(&path).expect("read");
+        let mut bytes = whole.clone();
         bytes.pop();
         std::fs::write(&path, &bytes).expect("write");
         let err = Vocabulary::open(dir.path()).expect_err("cut short");
         assert!(err.contains(RUNS_FILE), "{err}");
-        let mut bytes = std::fs::read(&path).expect("read");
+        // The second run's postings made to start past where the last one ends.
+        let mut bytes = whole.clone();
+        bytes[HEADER + RECORD + 12..HEADER + RECORD + 20].copy_from_slice(&99u64.to_le_bytes());
+        std::fs::write(&path, &bytes).expect("write");
+        let err = Vocabulary::open(dir.path()).expect_err("postings past the end");
+        assert!(err.contains("postings"), "{err}");
+        let mut bytes = whole;
         bytes[0] = b'X';
         std::fs::write(&path, &bytes).expect("write");
         assert!(Vocabulary::open(dir.path()).is_err());
