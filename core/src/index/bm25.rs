@@ -62,6 +62,13 @@ pub trait Occurrences {
     fn rows_known(&self) -> Result<Option<u64>, String>;
     /// Every live row holding the term with its occurrence count, in row order.
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String>;
+    /// [`Occurrences::all`], or None once at least half of `rows` are found to hold the term
+    /// (its idf is then the floor, and its rows are counted only near the cut). By default the
+    /// term is read in full.
+    fn all_unless_half(&mut self, rows: u64) -> Result<Option<Vec<(u32, u32)>>, String> {
+        let _ = rows;
+        self.all().map(Some)
+    }
     /// The occurrence counts at `rows` (ascending; 0 where the term is absent).
     fn at(&mut self, rows: &[u32]) -> Result<Vec<u32>, String>;
     /// Whether reading the term in full costs less than [`Occurrences::at`] would at `rows`
@@ -134,8 +141,10 @@ pub fn top(
         } else if let Some(rows) = term.rows_known()? {
             (idf(collection.rows, rows), None)
         } else {
-            let read = term.all()?;
-            (idf(collection.rows, read.len() as u64), Some(read))
+            match term.all_unless_half(collection.rows)? {
+                Some(read) => (idf(collection.rows, read.len() as u64), Some(read)),
+                None => (IDF_FLOOR, None),
+            }
         };
         known.push(Term {
             idf,
@@ -159,15 +168,21 @@ pub fn top(
             let cut = kth - unread - slack(kth);
             // Stopping pays only when few rows stay near the cut: each is then counted on its
             // own (a substring by reading the passage), which costs more per row than reading
-            // a term's postings in full.
-            if cut > 0.0
-                && candidates
+            // a term's postings in full. A term already read, or cheaper read in full than
+            // counted at those rows, is read on, which can only narrow the rows near the cut.
+            if cut > 0.0 {
+                let mut near: Vec<u32> = candidates
                     .iter()
-                    .filter(|r| partial.get(**r) >= cut)
-                    .count()
-                    <= NEAR_LIMIT.max(4 * k)
-            {
-                break;
+                    .copied()
+                    .filter(|r| partial.get(*r) >= cut)
+                    .collect();
+                near.sort_unstable();
+                if near.len() <= NEAR_LIMIT.max(4 * k)
+                    && known[i].read.is_none()
+                    && !terms[i].cheaper_in_full(&near)
+                {
+                    break;
+                }
             }
         }
         let hits = match known[i].read.take() {
@@ -357,6 +372,13 @@ mod tests {
         fn cheaper_in_full(&self, _: &[u32]) -> bool {
             self.in_full
         }
+        // A term read in full near the cut also stops counting its rows at half of them.
+        fn all_unless_half(&mut self, rows: u64) -> Result<Option<Vec<(u32, u32)>>, String> {
+            if self.in_full && (self.hits.len() as u64).saturating_mul(2) >= rows {
+                return Ok(None);
+            }
+            self.all().map(Some)
+        }
     }
 
     /// The reference's ranking, computed the slow way: every row, every term.
@@ -410,7 +432,8 @@ mod tests {
             .map(|(i, hits)| {
                 Box::new(Listed {
                     hits: hits.clone(),
-                    bound: hits.len() as u64,
+                    // Terms read in full claim no bound, so their rows are read to be counted.
+                    bound: if in_full(i) { 0 } else { hits.len() as u64 },
                     reads: reads.clone(),
                     in_full: in_full(i),
                 }) as Box<dyn Occurrences>

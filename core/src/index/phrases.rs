@@ -8,7 +8,7 @@ use super::open::OpenIndex;
 use super::runs::{fold_char, occurrences, Match};
 use std::sync::Arc;
 use tantivy::fastfield::AliveBitSet;
-use tantivy::postings::{Postings, SegmentPostings};
+use tantivy::postings::{BlockSegmentPostings, Postings, SegmentPostings};
 use tantivy::schema::IndexRecordOption;
 use tantivy::SegmentReader;
 use tantivy::{DocId, DocSet, InvertedIndexReader, Term, TERMINATED};
@@ -298,14 +298,77 @@ impl<'a> Substring<'a> {
         })
     }
 
-    /// The postings of the vocabulary's run `ordinal`, found without a dictionary lookup.
-    fn postings_of(&self, ordinal: u32) -> Result<SegmentPostings, String> {
-        self.inverted
-            .read_postings_from_terminfo(
-                &self.index.runs.term_info(ordinal),
-                IndexRecordOption::WithFreqs,
-            )
-            .map_err(io)
+    /// Every live row of the vocabulary's runs `ordinals` with its frequency times the run's
+    /// weight, appended to `out`. The runs' postings are read a block at a time into one
+    /// reader reset from run to run: a term can be held by thousands of runs, and opening a
+    /// posting reader for each cost more than reading what they list.
+    /// `go_on` sees what each run added and may stop the reading (the answer is then false).
+    fn drain_runs(
+        &self,
+        ordinals: impl Iterator<Item = (u32, u32)>,
+        out: &mut Vec<(u32, u32)>,
+        mut go_on: impl FnMut(&[(u32, u32)]) -> bool,
+    ) -> Result<bool, String> {
+        let mut reader: Option<BlockSegmentPostings> = None;
+        for (ordinal, times) in ordinals {
+            let before = out.len();
+            let info = self.index.runs.term_info(ordinal);
+            let block = match reader.as_mut() {
+                Some(block) => {
+                    self.inverted
+                        .reset_block_postings_from_terminfo(&info, block)
+                        .map_err(io)?;
+                    block
+                }
+                None => reader.insert(
+                    self.inverted
+                        .read_block_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)
+                        .map_err(io)?,
+                ),
+            };
+            loop {
+                let docs = block.docs();
+                if docs.is_empty() {
+                    break;
+                }
+                for (row, f) in docs.iter().zip(block.freqs()) {
+                    if self.segment.is_alive(*row) {
+                        out.push((*row, f.saturating_mul(times)));
+                    }
+                }
+                block.advance();
+            }
+            if !go_on(&out[before..]) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The term's rows from its runs' (row, count) lists: summed per row, and passages holding
+    /// an over-long run counted from their text, whole.
+    fn finish(&self, hits: Vec<(u32, u32)>) -> Result<Vec<(u32, u32)>, String> {
+        let mut long = Vec::new();
+        if let Some(marker) = self.index.runs.marker_ordinal() {
+            self.drain_runs(std::iter::once((marker, 1)), &mut long, |_| true)?;
+        }
+        let mut merged = if self.runs().len() <= 1 {
+            hits
+        } else {
+            merge(hits, self.segment.max_row)
+        };
+        if !long.is_empty() {
+            let finder = memchr::memmem::Finder::new(self.needle.as_bytes());
+            merged.retain(|(row, _)| long.binary_search_by_key(row, |(r, _)| *r).is_err());
+            for (row, _) in long {
+                let f = self.count_in(row, &finder);
+                if f > 0 {
+                    merged.push((row, f));
+                }
+            }
+            merged.sort_unstable_by_key(|(row, _)| *row);
+        }
+        Ok(merged)
     }
 }
 
@@ -339,36 +402,45 @@ impl Occurrences for Substring<'_> {
 
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
         let mut hits = Vec::new();
-        for m in self.runs() {
-            drain(
-                &mut self.postings_of(m.ordinal)?,
-                self.segment,
-                m.occurrences,
-                &mut hits,
-            );
+        self.drain_runs(
+            self.runs().iter().map(|m| (m.ordinal, m.occurrences)),
+            &mut hits,
+            |_| true,
+        )?;
+        self.finish(hits)
+    }
+
+    /// Runs are read most-listed first while the distinct rows they hold are counted, so a
+    /// term spread over thousands of runs that half the rows hold is known for one after a
+    /// few of them. Rows a run holds are rows the term holds, whatever the over-long runs add.
+    fn all_unless_half(&mut self, rows: u64) -> Result<Option<Vec<(u32, u32)>>, String> {
+        let runs = self.runs();
+        if runs.len() <= 1 {
+            return self.all().map(Some);
         }
-        // Passages holding an over-long run are counted from their text, whole.
-        let mut long = Vec::new();
-        if let Some(marker) = self.index.runs.marker_ordinal() {
-            drain(&mut self.postings_of(marker)?, self.segment, 1, &mut long);
-        }
-        let mut merged = if self.runs().len() <= 1 {
-            hits
-        } else {
-            merge(hits, self.segment.max_row)
-        };
-        if !long.is_empty() {
-            let finder = memchr::memmem::Finder::new(self.needle.as_bytes());
-            merged.retain(|(row, _)| long.binary_search_by_key(row, |(r, _)| *r).is_err());
-            for (row, _) in long {
-                let f = self.count_in(row, &finder);
-                if f > 0 {
-                    merged.push((row, f));
+        let mut order: Vec<&Match<'_>> = runs.iter().collect();
+        order.sort_by_key(|m| std::cmp::Reverse(m.doc_freq));
+        let mut seen = vec![0u64; (self.segment.max_row as usize).div_ceil(64)];
+        let mut distinct = 0u64;
+        let mut hits = Vec::new();
+        let read_all = self.drain_runs(
+            order.iter().map(|m| (m.ordinal, m.occurrences)),
+            &mut hits,
+            |added| {
+                for (row, _) in added {
+                    if let Some(word) = seen.get_mut(*row as usize / 64) {
+                        let bit = 1u64 << (row % 64);
+                        distinct += u64::from(*word & bit == 0);
+                        *word |= bit;
+                    }
                 }
-            }
-            merged.sort_unstable_by_key(|(row, _)| *row);
+                distinct.saturating_mul(2) < rows
+            },
+        )?;
+        if !read_all {
+            return Ok(None);
         }
-        Ok(merged)
+        self.finish(hits).map(Some)
     }
 
     fn at(&mut self, rows: &[u32]) -> Result<Vec<u32>, String> {

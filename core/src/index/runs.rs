@@ -48,6 +48,8 @@ pub const RUNS: &str = "theurian_runs";
 pub const LONG_RUN: usize = 256;
 
 const MAGIC: &[u8; 8] = b"THRNRUN2";
+/// Haystacks up to this long are searched by comparing at every start.
+const SHORT_HAY: usize = 64;
 const HEADER: usize = 48;
 const RECORD: usize = 20;
 const GRAM_RECORD: usize = 16;
@@ -145,6 +147,14 @@ impl TokenStream for RunStream<'_> {
 
 /// Overlapping occurrences of `needle` in `hay` (a needle of length n found at every start).
 pub fn occurrences(hay: &[u8], needle: &memchr::memmem::Finder<'_>) -> u32 {
+    // A vocabulary run is a few bytes: comparing at each start beats preparing a search.
+    if hay.len() <= SHORT_HAY {
+        let needle = needle.needle();
+        if needle.is_empty() {
+            return 0;
+        }
+        return hay.windows(needle.len()).filter(|w| *w == needle).count() as u32;
+    }
     let mut count = 0u32;
     let mut from = 0;
     while let Some(at) = hay.get(from..).and_then(|rest| needle.find(rest)) {
@@ -728,6 +738,11 @@ mod tests {
             ]
         );
         let ana: Vec<u32> = v.containing(b"ana").iter().map(|m| m.occurrences).collect();
+        // Long and short haystacks count alike.
+        let long = "a".repeat(120);
+        let finder = memchr::memmem::Finder::new(b"aa");
+        assert_eq!(occurrences(long.as_bytes(), &finder), 119);
+        assert_eq!(occurrences(&long.as_bytes()[..21], &finder), 20);
         assert_eq!(ana, [2]);
         assert!(v.containing(b"~~~").is_empty(), "the marker is not a run");
         assert!(v.has_long_runs());
