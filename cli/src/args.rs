@@ -481,7 +481,9 @@ pub enum BenchCommand {
         queries: usize,
         /// Keep the generated corpus, its state and its index in DIR and reuse them on the next
         /// run with the same `--items` (a 100,000-item build takes a minute; the searches are
-        /// what is being measured). Without it everything lives in a scratch directory.
+        /// what is being measured). The known-item queries are written there too
+        /// (`queries-N.json`, N words each), so another implementation can be asked the same.
+        /// Without it everything lives in a scratch directory.
         #[arg(long, value_name = "DIR")]
         keep: Option<std::path::PathBuf>,
         /// Serve real text instead of generated items: one item per .md/.txt/.rst document
@@ -502,6 +504,13 @@ pub enum BenchCommand {
         /// Items (= migrations) in the generated corpus.
         #[arg(long, default_value_t = 648)]
         items: usize,
+        /// Apply real text instead of generated items: one item (one migration) per
+        /// .md/.txt/.rst document under DIR, `--copies` times over.
+        #[arg(long, value_name = "DIR", conflicts_with = "items")]
+        docs: Option<std::path::PathBuf>,
+        /// With --docs: how many copies of the documents, each under distinct ids.
+        #[arg(long, default_value_t = 1, requires = "docs")]
+        copies: usize,
         /// Repetitions; each starts from an empty state directory.
         #[arg(long, default_value_t = 3)]
         runs: usize,

@@ -47,10 +47,29 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             seed,
             corpus,
         } => super::bench_fuzz::run(&targets, executions, seed, &corpus),
-        BenchCommand::Apply { items, runs } => {
+        BenchCommand::Apply {
+            items,
+            docs,
+            copies,
+            runs,
+        } => {
             let work = scratch()?;
             let root = work.path().join("corpus");
-            corpus::generate(&root, items, 7419)?;
+            let (migrations, described) = match &docs {
+                Some(dir) => {
+                    let documents = corpus::documents(dir)?;
+                    let bytes: usize = documents.iter().map(|(_, t)| t.len()).sum();
+                    let items = corpus::from_documents(&root, &documents, copies)?;
+                    (
+                        items,
+                        json!({"docs": dir, "documents": documents.len(), "copies": copies, "bytes": bytes * copies.max(1)}),
+                    )
+                }
+                None => {
+                    corpus::generate(&root, items, 7419)?;
+                    (items, json!({"generatedItems": items}))
+                }
+            };
             let root = root
                 .canonicalize()
                 .map_err(|e| CoreError::io("resolve", &root, &e))?;
@@ -84,7 +103,8 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             let (load, total) = best.unwrap_or_default();
             Ok(json!({
                 "benchmark": "migrate apply, cold (empty state directory)",
-                "migrations": items,
+                "corpus": described,
+                "migrations": migrations,
                 "runs": runs.max(1),
                 "bestLoadSeconds": (load * 1e4).round() / 1e4,
                 "bestTotalSeconds": (total * 1e4).round() / 1e4,

@@ -326,6 +326,17 @@ pub fn run(
         .map_err(|e| fail("read the state", format!("{e:?}")))?;
     let mut rng = Rng(0x0be7_c4a5);
     let known = known_item_queries(&docs, &mut rng, query_words);
+    if let Workplace::Kept(dir) = &work {
+        let listed: Vec<Value> = known
+            .iter()
+            .map(|(item, query)| json!({"itemId": item, "query": query}))
+            .collect();
+        std::fs::write(
+            dir.join(format!("queries-{query_words}.json")),
+            Value::Array(listed).to_string(),
+        )
+        .map_err(|e| fail("write the queries", e))?;
+    }
 
     // Known-item relevance and in-process latency, over the same queries.
     let (mut hit1, mut hit10, mut reciprocal) = (0usize, 0usize, 0f64);

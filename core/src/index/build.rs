@@ -4,7 +4,7 @@
 //! complete, so readers never open half an index, and a crash leaves the previous build serving.
 
 use super::chunk::{chunk, served_text};
-use super::embed::{embed, DIMENSION, MODEL};
+use super::embed::{Embedder, DIMENSION, MODEL};
 use super::fields::{register, schema};
 use super::pointer::{self, BuildInfo, IndexPointer, FORMAT_VERSION};
 use crate::datadir::DataDir;
@@ -51,6 +51,42 @@ fn index_error(e: impl std::fmt::Display) -> CoreError {
 const BUILD: &str = "theurian index build";
 
 /// Builds and publishes an index for `project_id` at `root` (canonical).
+/// Every passage's embedding, in `seq` order, as the little-endian bytes the build stores.
+/// Embedding is most of a build's work on long text, and each passage's is its own, so the
+/// items are split into one contiguous share per core and the shares joined in order: the
+/// bytes are the same however many cores there are.
+fn embed_items(items: &[read::ItemView]) -> Result<Vec<u8>, CoreError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let share = items.len().div_ceil(cores).max(1);
+    let embed_share = |part: &[read::ItemView]| {
+        let mut embedder = Embedder::default();
+        let mut out = Vec::new();
+        for item in part {
+            for c in chunk(&served_text(&item.title, &item.body)) {
+                for x in embedder.embed(&c.text) {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+        out
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = items
+            .chunks(share)
+            .skip(1)
+            .map(|part| scope.spawn(move || embed_share(part)))
+            .collect();
+        let mut vectors = embed_share(items.chunks(share).next().unwrap_or_default());
+        for worker in workers {
+            let bytes = worker
+                .join()
+                .map_err(|_| index_error("a passage could not be embedded"))?;
+            vectors.extend_from_slice(&bytes);
+        }
+        Ok(vectors)
+    })
+}
+
 pub async fn build(
     data: &DataDir,
     root: &Path,
@@ -141,7 +177,14 @@ pub async fn build(
         let index = Index::create_in_dir(&building, schema).map_err(index_error)?;
         register(&index);
         let mut writer: IndexWriter = index.writer(50_000_000).map_err(index_error)?;
-        let mut vectors: Vec<u8> = Vec::new();
+        let vectors: Vec<u8> = if options.no_embeddings {
+            Vec::new()
+        } else {
+            options
+                .progress
+                .stage("embedding passages", Some(items.len() as u64));
+            embed_items(&items)?
+        };
         let mut table = super::passages::TableWriter::default();
         let mut seq = 0u64;
         let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
@@ -198,11 +241,6 @@ pub async fn build(
                         f.seq => seq,
                     ))
                     .map_err(index_error)?;
-                if !options.no_embeddings {
-                    for x in embed(&c.text) {
-                        vectors.extend_from_slice(&x.to_le_bytes());
-                    }
-                }
                 seq += 1;
             }
         }

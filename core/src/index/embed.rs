@@ -27,6 +27,74 @@ fn grams(word: &str) -> Vec<String> {
     padded.windows(3).map(|w| w.iter().collect()).collect()
 }
 
+/// A gram's signed bucket: its index, and +1 or -1. None only if the hasher refuses the output
+/// length (it never does for 8 bytes).
+fn bucket(gram: &[u8]) -> Option<(usize, f64)> {
+    let mut digest = [0u8; 8];
+    let mut hasher = Blake2bVar::new(8).ok()?;
+    hasher.update(gram);
+    hasher.finalize_variable(&mut digest).ok()?;
+    let index =
+        u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]]) as usize % DIMENSION;
+    Some((index, if digest[4] & 1 == 1 { 1.0 } else { -1.0 }))
+}
+
+/// Embeds many texts: each gram's bucket is remembered, so a build hashes each distinct gram
+/// once instead of at every occurrence (hashing was most of a build's time on long documents).
+/// The memory is bounded: past [`Embedder::REMEMBERED`] grams, new ones are hashed each time.
+#[derive(Default)]
+pub struct Embedder {
+    buckets: rustc_hash::FxHashMap<String, Option<(usize, f64)>>,
+}
+
+impl Embedder {
+    /// The most grams remembered.
+    pub const REMEMBERED: usize = 1 << 18;
+
+    fn bucket(&mut self, gram: &str) -> Option<(usize, f64)> {
+        if let Some(known) = self.buckets.get(gram) {
+            return *known;
+        }
+        let found = bucket(gram.as_bytes());
+        if self.buckets.len() < Self::REMEMBERED {
+            self.buckets.insert(gram.to_owned(), found);
+        }
+        found
+    }
+
+    /// The embedding of `text` (the zero vector for text with no words).
+    pub fn embed(&mut self, text: &str) -> Vec<f32> {
+        let mut v = [0f64; DIMENSION];
+        let norm = normalise(text);
+        let mut gram = String::with_capacity(12);
+        if !norm.is_empty() {
+            for word in norm.split(' ') {
+                let padded: Vec<char> = std::iter::once(' ')
+                    .chain(word.chars())
+                    .chain(std::iter::once(' '))
+                    .collect();
+                for window in padded.windows(3.min(padded.len())) {
+                    gram.clear();
+                    gram.extend(window);
+                    if let Some((index, sign)) = self.bucket(&gram) {
+                        v[index] += sign;
+                    }
+                }
+            }
+        }
+        let length = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        v.iter()
+            .map(|x| {
+                if length > 0.0 {
+                    (x / length) as f32
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+}
+
 /// The embedding of `text` (the zero vector for text with no words).
 pub fn embed(text: &str) -> Vec<f32> {
     let mut v = [0f64; DIMENSION];
@@ -34,18 +102,9 @@ pub fn embed(text: &str) -> Vec<f32> {
     if !norm.is_empty() {
         for word in norm.split(' ') {
             for gram in grams(word) {
-                let mut digest = [0u8; 8];
-                let Ok(mut hasher) = Blake2bVar::new(8) else {
-                    continue;
-                };
-                hasher.update(gram.as_bytes());
-                if hasher.finalize_variable(&mut digest).is_err() {
-                    continue;
+                if let Some((index, sign)) = bucket(gram.as_bytes()) {
+                    v[index] += sign;
                 }
-                let bucket = u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]])
-                    as usize
-                    % DIMENSION;
-                v[bucket] += if digest[4] & 1 == 1 { 1.0 } else { -1.0 };
             }
         }
     }
@@ -93,6 +152,19 @@ mod tests {
                 > cosine(&embed("retry policy"), &embed("tax ledger"))
         );
         assert_eq!(grams("a"), vec![" a "]);
+        // The remembering embedder gives the same vectors, bit for bit.
+        let mut embedder = Embedder::default();
+        for text in [
+            "retry policy",
+            "Straße Café",
+            "a",
+            "   ",
+            "x y z",
+            "naïve über-long_words here",
+        ] {
+            assert_eq!(embedder.embed(text), embed(text), "{text}");
+            assert_eq!(embedder.embed(text), embed(text), "{text}, remembered");
+        }
         assert_eq!(grams("ab"), vec![" ab", "ab "]);
     }
 }

@@ -88,8 +88,9 @@ impl OpenIndex {
         let runs = Vocabulary::open(dir)?;
         let searcher = reader.searcher();
         // The substring retriever reads a run's postings through the vocabulary.
+        // A purge that deleted every passage leaves no segment: nothing is ranked then.
         match searcher.segment_readers() {
-            [] if runs.is_empty() => {}
+            [] => {}
             [one] => runs.check_against(
                 one.inverted_index(fields.runs)
                     .map_err(|e| e.to_string())?

@@ -156,6 +156,8 @@ fn derive(
     super::fields::register(&index);
     let (_, fields) = super::fields::schema();
     let mut writer: IndexWriter = index.writer(20_000_000).map_err(|e| e.to_string())?;
+    // The run vocabulary describes the segment's term dictionary; a merge would rewrite it.
+    writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
     for revision in doomed {
         writer.delete_term(Term::from_field_text(fields.revision_id, revision));
     }
