@@ -364,9 +364,7 @@ impl Vocabulary {
         let field = |at: usize| u64_at(data, at).unwrap_or(u64::MAX);
         let (text_len, gram_count, lists_len) = (field(16), field(24), field(32));
         let postings_end = field(40);
-        let gram_bytes = gram_count
-            .checked_mul(GRAM_RECORD as u64)
-            .unwrap_or(u64::MAX);
+        let gram_bytes = gram_count.saturating_mul(GRAM_RECORD as u64);
         if sum(&[text_at as u64, text_len, gram_bytes, lists_len]) != Some(data.len()) {
             return Err(damaged("its areas do not add up to the file's length"));
         }
