@@ -37,6 +37,9 @@ fn style(counted: bool) -> ProgressStyle {
 
 impl Progress for Bar {
     fn stage(&self, what: &'static str, total: Option<u64>) {
+        // Draws are rate-limited, so the last step of the stage before may not have been
+        // drawn; a person watching should see each stage end where it ended.
+        self.0.force_draw();
         self.0.set_message(what);
         self.0.set_style(style(total.is_some()));
         match total {
@@ -51,12 +54,13 @@ impl Progress for Bar {
     }
 
     fn finish(&self) {
+        self.0.force_draw();
         self.0.finish_and_clear();
     }
 }
 
 impl Drop for Bar {
     fn drop(&mut self) {
-        self.0.finish_and_clear();
+        self.finish();
     }
 }

@@ -180,9 +180,8 @@ pub async fn build(
         let vectors: Vec<u8> = if options.no_embeddings {
             Vec::new()
         } else {
-            options
-                .progress
-                .stage("embedding passages", Some(items.len() as u64));
+            // Embedded on every core at once, so there is no count to show while it runs.
+            options.progress.stage("embedding passages", None);
             embed_items(&items)?
         };
         let mut table = super::passages::TableWriter::default();

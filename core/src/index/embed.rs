@@ -82,16 +82,7 @@ impl Embedder {
                 }
             }
         }
-        let length = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-        v.iter()
-            .map(|x| {
-                if length > 0.0 {
-                    (x / length) as f32
-                } else {
-                    0.0
-                }
-            })
-            .collect()
+        unit(&v)
     }
 }
 
@@ -108,6 +99,11 @@ pub fn embed(text: &str) -> Vec<f32> {
             }
         }
     }
+    unit(&v)
+}
+
+/// `v` scaled to length 1 (the zero vector stays zero).
+fn unit(v: &[f64; DIMENSION]) -> Vec<f32> {
     let length = v.iter().map(|x| x * x).sum::<f64>().sqrt();
     v.iter()
         .map(|x| {
