@@ -50,7 +50,6 @@ fn index_error(e: impl std::fmt::Display) -> CoreError {
 /// The command named in refusals about the state directory.
 const BUILD: &str = "theurian index build";
 
-/// Builds and publishes an index for `project_id` at `root` (canonical).
 /// Every passage's embedding, in `seq` order, as the little-endian bytes the build stores.
 /// Embedding is most of a build's work on long text, and each passage's is its own, so the
 /// items are split into one contiguous share per core and the shares joined in order: the
@@ -87,6 +86,7 @@ fn embed_items(items: &[read::ItemView]) -> Result<Vec<u8>, CoreError> {
     })
 }
 
+/// Builds and publishes an index for `project_id` at `root` (canonical).
 pub async fn build(
     data: &DataDir,
     root: &Path,
