@@ -20,3 +20,4 @@ pub mod purge;
 pub mod raptor;
 pub mod runs;
 pub mod search;
+pub mod terms;

@@ -45,6 +45,8 @@ pub struct OpenIndex {
     /// Every row's bm25 length normalisation in the word index and in trigrams, by document
     /// number; worked out on the first ranked search.
     norms: std::sync::OnceLock<[Vec<f64>; 2]>,
+    /// Substring postings already read, for the next query that holds the same term.
+    pub terms: super::terms::TermCache,
 }
 
 impl std::fmt::Debug for OpenIndex {
@@ -163,6 +165,7 @@ impl OpenIndex {
         for (place, seq) in by_chunk_id.iter().enumerate() {
             chunk_order[*seq as usize] = place as u32;
         }
+        let terms = super::terms::TermCache::for_rows(passages.len());
         Ok(OpenIndex {
             info,
             reader,
@@ -180,6 +183,7 @@ impl OpenIndex {
             chunk_order,
             by_chunk_id,
             norms: std::sync::OnceLock::new(),
+            terms,
         })
     }
 

@@ -6,6 +6,7 @@
 use super::bm25::Occurrences;
 use super::open::OpenIndex;
 use super::runs::{fold_char, occurrences, Match};
+use super::terms::{Rows, TermCache};
 use std::sync::Arc;
 use tantivy::fastfield::AliveBitSet;
 use tantivy::postings::{BlockSegmentPostings, Postings, SegmentPostings};
@@ -242,6 +243,10 @@ pub struct Substring<'a> {
     needle: String,
     runs: std::cell::OnceCell<Vec<Match<'a>>>,
     segment: Segment<'a>,
+    /// The build's remembered lists, while no row is deleted ([`super::terms`]).
+    cache: Option<&'a TermCache>,
+    /// The term's remembered list, looked up once.
+    remembered: std::cell::OnceCell<Option<Rows>>,
 }
 
 impl<'a> Substring<'a> {
@@ -257,7 +262,22 @@ impl<'a> Substring<'a> {
             inverted,
             needle: term.chars().map(fold_char).collect(),
             runs: std::cell::OnceCell::new(),
+            cache: (segment.deleted == 0).then_some(&index.terms),
             segment,
+            remembered: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn remembered(&self) -> Option<&Rows> {
+        self.remembered
+            .get_or_init(|| self.cache?.get(self.needle.as_bytes()))
+            .as_ref()
+    }
+
+    /// Keeps a full list just read for the next query holding the term.
+    fn remember(&self, rows: &[(u32, u32)]) {
+        if let Some(cache) = self.cache {
+            cache.put(self.needle.as_bytes(), rows.into());
         }
     }
 
@@ -374,6 +394,9 @@ impl<'a> Substring<'a> {
 
 impl Occurrences for Substring<'_> {
     fn rows_at_least(&self) -> u64 {
+        if let Some(rows) = self.remembered() {
+            return rows.len() as u64;
+        }
         // The run that is the term itself is one bound; when it alone puts the term in half
         // the live rows, no other run needs looking up.
         let exact = self
@@ -393,6 +416,9 @@ impl Occurrences for Substring<'_> {
     }
 
     fn rows_known(&self) -> Result<Option<u64>, String> {
+        if let Some(rows) = self.remembered() {
+            return Ok(Some(rows.len() as u64));
+        }
         // One run, no deletions and no over-long runs anywhere: its frequency is the count.
         Ok(match (self.runs(), self.segment.deleted) {
             ([one], 0) if !self.index.runs.has_long_runs() => Some(u64::from(one.doc_freq)),
@@ -401,13 +427,18 @@ impl Occurrences for Substring<'_> {
     }
 
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
+        if let Some(rows) = self.remembered() {
+            return Ok(rows.to_vec());
+        }
         let mut hits = Vec::new();
         self.drain_runs(
             self.runs().iter().map(|m| (m.ordinal, m.occurrences)),
             &mut hits,
             |_| true,
         )?;
-        self.finish(hits)
+        let all = self.finish(hits)?;
+        self.remember(&all);
+        Ok(all)
     }
 
     /// Runs are read most-listed first while the distinct rows they hold are counted, so a
@@ -415,7 +446,7 @@ impl Occurrences for Substring<'_> {
     /// few of them. Rows a run holds are rows the term holds, whatever the over-long runs add.
     fn all_unless_half(&mut self, rows: u64) -> Result<Option<Vec<(u32, u32)>>, String> {
         let runs = self.runs();
-        if runs.len() <= 1 {
+        if runs.len() <= 1 || self.remembered().is_some() {
             return self.all().map(Some);
         }
         let mut order: Vec<&Match<'_>> = runs.iter().collect();
@@ -440,10 +471,33 @@ impl Occurrences for Substring<'_> {
         if !read_all {
             return Ok(None);
         }
-        self.finish(hits).map(Some)
+        let all = self.finish(hits)?;
+        self.remember(&all);
+        Ok(Some(all))
     }
 
+    /// From the remembered list when there is one. A term counted near a cut for the second
+    /// time is read in full and remembered: it is a word queries share.
     fn at(&mut self, rows: &[u32]) -> Result<Vec<u32>, String> {
+        let known = match self.remembered() {
+            Some(list) => Some(list.clone()),
+            None => match self.cache {
+                Some(cache) if cache.seen_before(self.needle.as_bytes()) => {
+                    let all: Rows = self.all()?.into();
+                    Some(all)
+                }
+                _ => None,
+            },
+        };
+        if let Some(list) = known {
+            return Ok(rows
+                .iter()
+                .map(|r| {
+                    list.binary_search_by_key(r, |(row, _)| *row)
+                        .map_or(0, |i| list[i].1)
+                })
+                .collect());
+        }
         let finder = memchr::memmem::Finder::new(self.needle.as_bytes());
         Ok(rows.iter().map(|r| self.count_in(*r, &finder)).collect())
     }
@@ -452,6 +506,11 @@ impl Occurrences for Substring<'_> {
     /// postings and merges them. Both are estimated in bytes of text folded and searched, by
     /// what each step was measured to cost on long documents.
     fn cheaper_in_full(&self, rows: &[u32]) -> bool {
+        if let Some(list) = self.remembered() {
+            // Counting at a row is then one binary search; reading in full adds every row to
+            // the partial scores (and widens the rows the cut is taken among).
+            return rows.len().saturating_mul(8) >= list.len();
+        }
         let at: u64 = rows
             .iter()
             .filter_map(|r| self.index.seq_of_doc(*r))

@@ -384,15 +384,21 @@ impl<'a> Gate<'a> {
     }
 }
 
-/// Runs a paged retriever until 50 passages cleared the gate or it is exhausted, then applies
-/// the `asOf` filter and cuts to 50.
+/// Pages of a ranked retriever, deepening until 50 passages cleared the gate or it is
+/// exhausted, then the `asOf` filter and the cut to 50. `first` is the page `fetch` gives at
+/// [`FIRST_PASS_DEPTH`], already read.
 async fn visible_ranking(
     gate: &mut Gate<'_>,
+    first: Result<(Vec<usize>, bool), SearchError>,
     mut fetch: impl FnMut(usize) -> Result<(Vec<usize>, bool), SearchError>,
 ) -> Result<Vec<usize>, SearchError> {
     let mut depth = FIRST_PASS_DEPTH;
+    let mut first = Some(first);
     loop {
-        let (rows, exhausted) = fetch(depth)?;
+        let (rows, exhausted) = match first.take() {
+            Some(read) => read?,
+            None => fetch(depth)?,
+        };
         if exhausted {
             return visible_prefix(gate, &rows).await;
         }
@@ -520,19 +526,29 @@ pub async fn ranked<'i>(
 
     let lexical_terms = terms(req.query, 1);
     let trigram_terms = terms(req.query, 3);
-    if !lexical_terms.is_empty() {
+    // The two bm25 retrievers' first pages are independent and each is a large share of a
+    // search, so they are read side by side on the CPU pool; a deeper page, rarely needed
+    // (only when the gate withholds many rows), is read in turn.
+    let first_page = |kind, terms: &[String]| {
+        (!terms.is_empty()).then(|| page(idx, req, kind, terms, FIRST_PASS_DEPTH))
+    };
+    let (words_first, runs_first) = rayon::join(
+        || first_page(Ranked::Words, &lexical_terms),
+        || first_page(Ranked::Runs, &trigram_terms),
+    );
+    if let Some(first) = words_first {
         rankings.push((
             LEXICAL,
-            visible_ranking(&mut gate, |d| {
+            visible_ranking(&mut gate, first, |d| {
                 page(idx, req, Ranked::Words, &lexical_terms, d)
             })
             .await?,
         ));
     }
-    if !trigram_terms.is_empty() {
+    if let Some(first) = runs_first {
         rankings.push((
             SUBSTRING,
-            visible_ranking(&mut gate, |d| {
+            visible_ranking(&mut gate, first, |d| {
                 page(idx, req, Ranked::Runs, &trigram_terms, d)
             })
             .await?,
@@ -546,10 +562,7 @@ pub async fn ranked<'i>(
             .collect();
         if !scan_terms.is_empty() {
             let all = scan(idx, req, &scan_terms)?;
-            rankings.push((
-                SUBSTRING,
-                visible_ranking(&mut gate, |_| Ok((all.clone(), true))).await?,
-            ));
+            rankings.push((SUBSTRING, visible_prefix(&mut gate, &all).await?));
         }
     }
     if idx.forest.is_some() {
@@ -558,10 +571,7 @@ pub async fn ranked<'i>(
         let needles: Vec<String> = trigram_terms.iter().map(|t| t.to_lowercase()).collect();
         let all = summary(idx, req, lexical.as_deref(), trigram.as_deref(), &needles)?;
         if !all.is_empty() {
-            rankings.push((
-                SUMMARY,
-                visible_ranking(&mut gate, |_| Ok((all.clone(), true))).await?,
-            ));
+            rankings.push((SUMMARY, visible_prefix(&mut gate, &all).await?));
         }
     }
     if req.use_dense && idx.has_embeddings {
