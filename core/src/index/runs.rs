@@ -571,19 +571,26 @@ impl Vocabulary {
             return self.containing_by_scan(needle);
         }
         let finder = memchr::memmem::Finder::new(needle);
-        // Every run holding the needle holds each of its trigrams: the shortest list has them all.
-        let mut shortest: Option<(u32, &[u8])> = None;
+        // Every run holding the needle holds each of its trigrams: the shortest list has them
+        // all, and so does its intersection with the next shortest, which is taken when that
+        // list is short enough for decoding it to cost less than the checks it saves.
+        let mut lists: Vec<(u32, &[u8])> = Vec::with_capacity(needle.len() - 2);
         for window in needle.windows(3) {
             match self.gram_list(gram(window)) {
                 None => return Vec::new(),
-                Some(list) if shortest.is_none_or(|s| list.0 < s.0) => shortest = Some(list),
-                Some(_) => {}
+                Some(list) => lists.push(list),
             }
         }
-        let Some((_, list)) = shortest else {
-            return Vec::new();
+        lists.sort_unstable_by_key(|(runs, list)| (*runs, list.as_ptr()));
+        lists.dedup_by_key(|(_, list)| list.as_ptr());
+        let candidates: Box<dyn Iterator<Item = u32> + '_> = match lists.as_slice() {
+            [] => return Vec::new(),
+            [(shortest, a), (next, b), ..] if *next <= shortest.saturating_mul(INTERSECT_RATIO) => {
+                Box::new(intersect(decode(a), decode(b)))
+            }
+            [(_, a), ..] => Box::new(decode(a)),
         };
-        decode(list)
+        candidates
             .take_while(|i| (*i as usize) < self.count)
             .filter_map(|i| self.matched(i as usize, &finder))
             .collect()
@@ -625,6 +632,22 @@ impl Vocabulary {
         }
         lo
     }
+}
+
+/// How much longer than the shortest trigram list the next may be and still be intersected
+/// with it: decoding an entry costs a few nanoseconds, checking a candidate run tens.
+const INTERSECT_RATIO: u32 = 16;
+
+/// The numbers two ascending lists share, ascending.
+fn intersect(
+    a: impl Iterator<Item = u32>,
+    b: impl Iterator<Item = u32>,
+) -> impl Iterator<Item = u32> {
+    let mut b = b.peekable();
+    a.filter(move |x| {
+        while b.next_if(|y| y < x).is_some() {}
+        b.peek() == Some(x)
+    })
 }
 
 /// The entry numbers of one encoded list, ascending; a damaged list ends early.
