@@ -719,8 +719,7 @@ fn concurrent_first_opens_share_one_copy_and_embeddings_load_on_demand() {
 
 #[test]
 fn a_build_is_published_as_one_segment() {
-    // Enough passages that the writer's indexing threads each cut a segment of their own; the
-    // build merges them so a top-k search keeps one pruning threshold across the whole build.
+    // One segment, so a top-k search keeps one pruning threshold across the whole build.
     let bodies: Vec<(String, String)> = (0..60)
         .map(|i| {
             (
@@ -746,6 +745,59 @@ fn a_build_is_published_as_one_segment() {
     }
     assert!(schema.get_field_entry(idx.fields.chunk_id).is_stored());
     assert!(idx.passage(0).text().contains("Retry budget"));
+}
+
+#[test]
+fn two_builds_of_one_state_write_the_same_bytes() {
+    // Enough text that the embedding thread and the indexing thread overlap; only the build's
+    // identity (its id, time, and tantivy's segment name and file list) may differ.
+    let bodies: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            let line =
+                format!("Passage {i} of the retry policy names gateway-{i} and Straße {i}. ");
+            (
+                format!("arch.item-{i:02}"),
+                format!("# Item {i}\n\n{}\n", line.repeat(60)),
+            )
+        })
+        .collect();
+    let repo = project_of(&bodies, "internal");
+    let contents = |dir: &std::path::Path| -> std::collections::BTreeMap<String, Vec<u8>> {
+        std::fs::read_dir(dir)
+            .expect("build dir")
+            .map(|entry| entry.expect("entry").path())
+            .filter(|path| {
+                !["meta.json", "build.json", ".managed.json"]
+                    .iter()
+                    .any(|n| path.ends_with(n))
+            })
+            .map(|path| {
+                // A segment file is named by its random id: compare it by its extension.
+                let name = path
+                    .file_name()
+                    .expect("name")
+                    .to_string_lossy()
+                    .into_owned();
+                let key = match name.split_once('.') {
+                    Some((stem, ext)) if stem.len() == 32 => format!("segment.{ext}"),
+                    _ => name,
+                };
+                (key, std::fs::read(&path).expect("read"))
+            })
+            .collect()
+    };
+    let (_, first) = built(&repo);
+    let (_, second) = built(&repo);
+    assert_ne!(first, second);
+    let (first, second) = (contents(&first), contents(&second));
+    assert!(first.contains_key("embeddings.f32") && first.contains_key("segment.idx"));
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        second.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &first {
+        assert!(second[name] == *bytes, "{name} differs between two builds");
+    }
 }
 
 #[tokio::test]

@@ -50,41 +50,26 @@ fn index_error(e: impl std::fmt::Display) -> CoreError {
 /// The command named in refusals about the state directory.
 const BUILD: &str = "theurian index build";
 
-/// Every passage's embedding, in `seq` order, as the little-endian bytes the build stores.
-/// Embedding is most of a build's work on long text, and each passage's is its own, so the
-/// items are split into one contiguous share per core and the shares joined in order: the
-/// bytes are the same however many cores there are.
-fn embed_items(items: &[read::ItemView]) -> Result<Vec<u8>, CoreError> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let share = items.len().div_ceil(cores).max(1);
-    let embed_share = |part: &[read::ItemView]| {
-        let mut embedder = Embedder::default();
-        let mut out = Vec::new();
-        for item in part {
-            for c in chunk(&served_text(&item.title, &item.body)) {
-                for x in embedder.embed(&c.text) {
-                    out.extend_from_slice(&x.to_le_bytes());
-                }
-            }
+/// Every passage's embedding, as the little-endian bytes the build stores, from each item's
+/// passage texts in the order the indexing loop sends them (which is `seq` order). One thread
+/// embeds while the loop feeds the single indexing thread: the two cores each carry one.
+fn embed_passages(items: std::sync::mpsc::Receiver<Vec<String>>) -> Vec<u8> {
+    let mut embedder = Embedder::default();
+    let mut out = Vec::new();
+    for text in items.iter().flatten() {
+        for x in embedder.embed(&text) {
+            out.extend_from_slice(&x.to_le_bytes());
         }
-        out
-    };
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = items
-            .chunks(share)
-            .skip(1)
-            .map(|part| scope.spawn(move || embed_share(part)))
-            .collect();
-        let mut vectors = embed_share(items.chunks(share).next().unwrap_or_default());
-        for worker in workers {
-            let bytes = worker
-                .join()
-                .map_err(|_| index_error("a passage could not be embedded"))?;
-            vectors.extend_from_slice(&bytes);
-        }
-        Ok(vectors)
-    })
+    }
+    out
 }
+
+/// How many items' passages may wait for the embedding thread before the indexing loop waits.
+const EMBED_QUEUE: usize = 64;
+
+/// The indexing thread's memory: past it tantivy writes a segment and starts another, to be
+/// merged at the end. Large enough that a corpus of tens of megabytes is one segment.
+const INDEXING_MEMORY: usize = 300_000_000;
 
 /// Builds and publishes an index for `project_id` at `root` (canonical).
 pub async fn build(
@@ -176,118 +161,137 @@ pub async fn build(
         let (schema, f) = schema();
         let index = Index::create_in_dir(&building, schema).map_err(index_error)?;
         register(&index);
-        let mut writer: IndexWriter = index.writer(50_000_000).map_err(index_error)?;
-        let vectors: Vec<u8> = if options.no_embeddings {
-            Vec::new()
-        } else {
-            // Embedded on every core at once, so there is no count to show while it runs.
-            options.progress.stage("embedding passages", None);
-            embed_items(&items)?
-        };
-        let mut table = super::passages::TableWriter::default();
-        let mut seq = 0u64;
-        let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
-        options
-            .progress
-            .stage("indexing items", Some(items.len() as u64));
-        for item in &items {
-            options.progress.step();
-            let served = served_text(&item.title, &item.body);
-            let sha = sha256_hex(served.as_bytes());
-            let chunks = chunk(&served);
-            if options.raptor {
-                documents.push(super::raptor::DocumentInput {
-                    project: project_id.to_owned(),
-                    sensitivity: item.sensitivity.clone(),
-                    namespace: item.namespace.clone(),
-                    status: item.status.clone(),
-                    kind: item.kind.clone(),
-                    item_id: item.item_id.clone(),
-                    passages: chunks
-                        .iter()
-                        .map(|c| {
-                            (
-                                format!("{}#{}", item.revision_id, c.ordinal),
-                                c.text.clone(),
-                            )
-                        })
-                        .collect(),
-                });
-            }
-            for c in chunks {
-                let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
-                table.push(super::passages::NewPassage {
-                    chunk_id: &chunk_id,
-                    item_id: &item.item_id,
-                    revision_id: &item.revision_id,
-                    served_sha: &sha,
-                    status: &item.status,
-                    sensitivity: &item.sensitivity,
-                    heading: &c.heading,
-                    text: &c.text,
-                });
-                writer
-                    .add_document(doc!(
-                        f.chunk_id => chunk_id,
-                        f.item_id => item.item_id.as_str(),
-                        f.revision_id => item.revision_id.as_str(),
-                        f.served_sha => sha.as_str(),
-                        f.status => item.status.as_str(),
-                        f.sensitivity => item.sensitivity.as_str(),
-                        f.kind => item.kind.as_str(),
-                        f.words => format!("{}\n{}", c.heading, c.text),
-                        f.runs => format!("{}\n{}", c.heading, c.text),
-                        f.seq => seq,
-                    ))
-                    .map_err(index_error)?;
-                seq += 1;
-            }
-        }
-        writer.commit().map_err(index_error)?;
-        // One segment: a top-k search keeps one pruning threshold for the whole build instead
-        // of starting over in each segment, and a build is written once and only read after.
-        let segments = index.searchable_segment_ids().map_err(index_error)?;
-        if segments.len() > 1 {
-            writer.merge(&segments).wait().map_err(index_error)?;
-        }
-        writer.wait_merging_threads().map_err(index_error)?;
-        super::runs::write_vocabulary(&index, f.runs, &building).map_err(index_error)?;
-        let info = BuildInfo {
-            format_version: FORMAT_VERSION,
-            index_build_id: build_id.clone(),
-            state_hash: active.state_hash.clone(),
-            project_id: project_id.to_owned(),
-            embedding_model: if options.no_embeddings {
-                String::new()
+        let mut writer: IndexWriter = index
+            .writer_with_num_threads(1, INDEXING_MEMORY)
+            .map_err(index_error)?;
+        // The embeddings are computed on another thread while this one feeds the index (a
+        // single indexing thread, so the build is one segment in `seq` order with no merge).
+        std::thread::scope(|scope| {
+            let (to_embedder, embedding) = if options.no_embeddings {
+                (None, None)
             } else {
-                MODEL.to_owned()
-            },
-            embedding_dimension: if options.no_embeddings { 0 } else { DIMENSION },
-            built_at: time::now_micros(),
-            items: items.len(),
-            chunks: seq as usize,
-            indexes_unapproved: options.include_unapproved,
-            indexed_sensitivities: visible.iter().map(|s| s.to_string()).collect(),
-        };
-        if !options.no_embeddings {
-            write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
-        }
-        let table_path = building.join(super::passages::PASSAGES_FILE);
-        table
-            .write(&building)
-            .map_err(|e| CoreError::io("write", &table_path, &e))?;
-        info.write(&building)?;
-        if options.raptor {
-            options.progress.stage("building summaries", None);
-        }
-        let nodes = if options.raptor {
-            let forest = super::raptor::build_forest(&documents);
-            super::raptor::write(&building, &forest).map_err(index_error)?;
-            forest.nodes.len()
-        } else {
-            0
-        };
-        Ok((info, nodes))
+                let (send, receive) = std::sync::mpsc::sync_channel(EMBED_QUEUE);
+                (
+                    Some(send),
+                    Some(scope.spawn(move || embed_passages(receive))),
+                )
+            };
+            let embedder_gone = || index_error("a passage could not be embedded");
+            let mut table = super::passages::TableWriter::default();
+            let mut seq = 0u64;
+            let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
+            options
+                .progress
+                .stage("indexing items", Some(items.len() as u64));
+            for item in &items {
+                options.progress.step();
+                let served = served_text(&item.title, &item.body);
+                let sha = sha256_hex(served.as_bytes());
+                let chunks = chunk(&served);
+                if let Some(send) = &to_embedder {
+                    send.send(chunks.iter().map(|c| c.text.clone()).collect())
+                        .map_err(|_| embedder_gone())?;
+                }
+                if options.raptor {
+                    documents.push(super::raptor::DocumentInput {
+                        project: project_id.to_owned(),
+                        sensitivity: item.sensitivity.clone(),
+                        namespace: item.namespace.clone(),
+                        status: item.status.clone(),
+                        kind: item.kind.clone(),
+                        item_id: item.item_id.clone(),
+                        passages: chunks
+                            .iter()
+                            .map(|c| {
+                                (
+                                    format!("{}#{}", item.revision_id, c.ordinal),
+                                    c.text.clone(),
+                                )
+                            })
+                            .collect(),
+                    });
+                }
+                for c in chunks {
+                    let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
+                    table.push(super::passages::NewPassage {
+                        chunk_id: &chunk_id,
+                        item_id: &item.item_id,
+                        revision_id: &item.revision_id,
+                        served_sha: &sha,
+                        status: &item.status,
+                        sensitivity: &item.sensitivity,
+                        heading: &c.heading,
+                        text: &c.text,
+                    });
+                    writer
+                        .add_document(doc!(
+                            f.chunk_id => chunk_id,
+                            f.item_id => item.item_id.as_str(),
+                            f.revision_id => item.revision_id.as_str(),
+                            f.served_sha => sha.as_str(),
+                            f.status => item.status.as_str(),
+                            f.sensitivity => item.sensitivity.as_str(),
+                            f.kind => item.kind.as_str(),
+                            f.words => format!("{}\n{}", c.heading, c.text),
+                            f.runs => format!("{}\n{}", c.heading, c.text),
+                            f.seq => seq,
+                        ))
+                        .map_err(index_error)?;
+                    seq += 1;
+                }
+            }
+            drop(to_embedder);
+            writer.commit().map_err(index_error)?;
+            // One segment: a top-k search keeps one pruning threshold for the whole build instead
+            // of starting over in each segment, and a build is written once and only read after.
+            // One indexing thread writes one segment unless its memory budget fills.
+            let segments = index.searchable_segment_ids().map_err(index_error)?;
+            if segments.len() > 1 {
+                writer.merge(&segments).wait().map_err(index_error)?;
+            }
+            writer.wait_merging_threads().map_err(index_error)?;
+            super::runs::write_vocabulary(&index, f.runs, &building).map_err(index_error)?;
+            let vectors = match embedding {
+                None => Vec::new(),
+                Some(worker) => worker.join().map_err(|_| embedder_gone())?,
+            };
+            let info = BuildInfo {
+                format_version: FORMAT_VERSION,
+                index_build_id: build_id.clone(),
+                state_hash: active.state_hash.clone(),
+                project_id: project_id.to_owned(),
+                embedding_model: if options.no_embeddings {
+                    String::new()
+                } else {
+                    MODEL.to_owned()
+                },
+                embedding_dimension: if options.no_embeddings { 0 } else { DIMENSION },
+                built_at: time::now_micros(),
+                items: items.len(),
+                chunks: seq as usize,
+                indexes_unapproved: options.include_unapproved,
+                indexed_sensitivities: visible.iter().map(|s| s.to_string()).collect(),
+            };
+            if !options.no_embeddings {
+                write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
+            }
+            let table_path = building.join(super::passages::PASSAGES_FILE);
+            table
+                .write(&building)
+                .map_err(|e| CoreError::io("write", &table_path, &e))?;
+            info.write(&building)?;
+            if options.raptor {
+                options.progress.stage("building summaries", None);
+            }
+            let nodes = if options.raptor {
+                let forest = super::raptor::build_forest(&documents);
+                super::raptor::write(&building, &forest).map_err(index_error)?;
+                forest.nodes.len()
+            } else {
+                0
+            };
+            Ok((info, nodes))
+        })
     })();
     let (info, nodes) = written.map_err(|e| {
         // Named while the partial build still takes its space: once it is removed, a full

@@ -14,9 +14,35 @@ pub const DIMENSION: usize = 256;
 pub const MODEL: &str = "theurian-hashed-char-ngram";
 
 fn normalise(text: &str) -> String {
+    if text.is_ascii() {
+        normalise_ascii(text)
+    } else {
+        normalise_any(text)
+    }
+}
+
+/// Case folding, compatibility decomposition, marks dropped, runs of whitespace made one space.
+fn normalise_any(text: &str) -> String {
     let folded = caseless::default_case_fold_str(text);
     let stripped: String = folded.nfkd().filter(|c| !is_combining_mark(*c)).collect();
     stripped.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// [`normalise`] for ASCII text, where case folding is lowercasing, decomposition changes
+/// nothing and no mark occurs; whitespace is what `char::is_whitespace` calls whitespace
+/// (which, unlike `u8::is_ascii_whitespace`, includes the vertical tab).
+fn normalise_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text
+        .split(|c: char| c.is_whitespace())
+        .filter(|w| !w.is_empty())
+    {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+    }
+    out
 }
 
 fn grams(word: &str) -> Vec<String> {
@@ -41,23 +67,33 @@ fn bucket(gram: &[u8]) -> Option<(usize, f64)> {
 
 /// Embeds many texts: each gram's bucket is remembered, so a build hashes each distinct gram
 /// once instead of at every occurrence (hashing was most of a build's time on long documents).
-/// The memory is bounded: past [`Embedder::REMEMBERED`] grams, new ones are hashed each time.
+/// A gram is remembered by its three characters packed into one number (21 bits each), so a
+/// lookup neither allocates nor hashes a string. The memory is bounded: past
+/// [`Embedder::REMEMBERED`] grams, new ones are hashed each time.
 #[derive(Default)]
 pub struct Embedder {
-    buckets: rustc_hash::FxHashMap<String, Option<(usize, f64)>>,
+    buckets: rustc_hash::FxHashMap<u64, Option<(usize, f64)>>,
 }
 
 impl Embedder {
     /// The most grams remembered.
     pub const REMEMBERED: usize = 1 << 18;
 
-    fn bucket(&mut self, gram: &str) -> Option<(usize, f64)> {
-        if let Some(known) = self.buckets.get(gram) {
+    fn bucket(&mut self, window: [char; 3]) -> Option<(usize, f64)> {
+        let key = window
+            .iter()
+            .fold(0u64, |key, c| (key << 21) | u64::from(*c));
+        if let Some(known) = self.buckets.get(&key) {
             return *known;
         }
-        let found = bucket(gram.as_bytes());
+        let mut utf8 = [0u8; 12];
+        let mut len = 0;
+        for c in window {
+            len += c.encode_utf8(&mut utf8[len..]).len();
+        }
+        let found = bucket(&utf8[..len]);
         if self.buckets.len() < Self::REMEMBERED {
-            self.buckets.insert(gram.to_owned(), found);
+            self.buckets.insert(key, found);
         }
         found
     }
@@ -66,19 +102,19 @@ impl Embedder {
     pub fn embed(&mut self, text: &str) -> Vec<f32> {
         let mut v = [0f64; DIMENSION];
         let norm = normalise(text);
-        let mut gram = String::with_capacity(12);
         if !norm.is_empty() {
             for word in norm.split(' ') {
-                let padded: Vec<char> = std::iter::once(' ')
-                    .chain(word.chars())
-                    .chain(std::iter::once(' '))
-                    .collect();
-                for window in padded.windows(3.min(padded.len())) {
-                    gram.clear();
-                    gram.extend(window);
-                    if let Some((index, sign)) = self.bucket(&gram) {
+                // The word padded with a space each side, read three characters at a time;
+                // a normalised word is never empty, so the padded word has at least three.
+                let mut padded = word.chars().chain(std::iter::once(' '));
+                let mut window = [' ', ' ', ' '];
+                window[1] = padded.next().unwrap_or(' ');
+                for c in padded {
+                    window[2] = c;
+                    if let Some((index, sign)) = self.bucket(window) {
                         v[index] += sign;
                     }
+                    window.rotate_left(1);
                 }
             }
         }
@@ -162,5 +198,19 @@ mod tests {
             assert_eq!(embedder.embed(text), embed(text), "{text}, remembered");
         }
         assert_eq!(grams("ab"), vec![" ab", "ab "]);
+    }
+
+    #[test]
+    fn the_ascii_shortcut_normalises_as_the_general_path_does() {
+        let every_byte: String = (0u8..128).map(char::from).collect();
+        for text in [
+            every_byte.as_str(),
+            "  Retry\u{b}POLICY\t\r\n x\u{c}y\u{1c}z  ",
+            "",
+            " \t ",
+            "MiXeD_case-Words 42",
+        ] {
+            assert_eq!(normalise_ascii(text), normalise_any(text), "{text:?}");
+        }
     }
 }
