@@ -379,6 +379,17 @@ async fn uncommitted_migrations_need_the_flag_and_a_failed_apply_leaves_the_prev
         before,
         "a failed apply must not move the pointer"
     );
+    // The new database was filled under a temporary name; the failure removed it whole.
+    let state: Vec<String> = std::fs::read_dir(repo.dir.path().join(".theurian/state"))
+        .expect("state dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!state.iter().any(|n| n.contains(".building")), "{state:?}");
+    assert_eq!(
+        state.iter().filter(|n| n.ends_with(".sqlite")).count(),
+        1,
+        "{state:?}"
+    );
 
     // The cure the message names: expect the current revision. The failed database is rebuilt.
     let text = std::fs::read_to_string(&path).expect("read").replace(
@@ -395,6 +406,21 @@ async fn uncommitted_migrations_need_the_flag_and_a_failed_apply_leaves_the_prev
         "a new state is built from empty"
     );
     assert_eq!(repo.active()["migrationCount"], 11);
+
+    // Committed, then edited in the work tree: the committed check compares the bytes.
+    std::fs::write(
+        &path,
+        format!(
+            "{}# edited\n",
+            std::fs::read_to_string(&path).expect("read")
+        ),
+    )
+    .expect("edit");
+    let msg = repo.refused(&["--json", "migrate", "apply"], 4);
+    assert!(
+        msg.contains("differs from the version committed at HEAD"),
+        "{msg}"
+    );
 }
 
 #[tokio::test]

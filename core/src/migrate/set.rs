@@ -6,6 +6,7 @@ use super::hash::{state_hash, ENGINE_VERSION};
 use super::load::{load_file, LoadedMigration};
 use super::MigrateError;
 use crate::paths::{resolve_inside, PathFault};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use theurian_protocol::migration::Operation;
@@ -52,10 +53,11 @@ impl MigrationSet {
         root: &Path,
     ) -> Result<(MigrationSet, Vec<(String, MigrateError)>), MigrateError> {
         let files = discover(root)?;
-        let mut loaded = Vec::with_capacity(files.len());
-        for rel in &files {
-            loaded.push(load_file(root, rel)?);
-        }
+        // Each file (and its bodies) is read, hashed and parsed on its own, so the files are
+        // loaded on every core; the refusal is still the first failing file in byte order.
+        let loaded: Vec<Result<_, MigrateError>> =
+            files.par_iter().map(|rel| load_file(root, rel)).collect();
+        let loaded = loaded.into_iter().collect::<Result<Vec<_>, _>>()?;
         let ordered = order(loaded)?;
         let violations = guards(&ordered);
         let state_hash = state_hash(

@@ -11,6 +11,7 @@ use crate::datadir::DataDir;
 use crate::migrate::MigrationSet;
 use crate::CoreError;
 use serde_json::{json, Value};
+use sqlx::{Connection, SqliteConnection};
 use std::path::{Path, PathBuf};
 
 /// The project a pipeline runs for.
@@ -137,6 +138,20 @@ pub(crate) fn remove_database(path: &Path) {
     }
 }
 
+/// Seals a database `apply` created at `filling` (WAL on, connection closed so the log is
+/// folded in) and renames it to `path`.
+async fn move_into_place(
+    mut conn: SqliteConnection,
+    filling: &Path,
+    path: &Path,
+) -> Result<(), CoreError> {
+    schema::seal(&mut conn)
+        .await
+        .map_err(|e| db_error(filling, &e))?;
+    conn.close().await.map_err(|e| db_error(filling, &e))?;
+    std::fs::rename(filling, path).map_err(|e| CoreError::io("rename", path, &e))
+}
+
 /// A single-threaded runtime for a CLI command that drives the async store once.
 pub fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
     tokio::runtime::Builder::new_current_thread()
@@ -181,8 +196,16 @@ pub async fn apply(
         remove_database(&path);
     }
     let created = !path.exists();
+    // A new database is filled under a temporary name and renamed into place once complete,
+    // so no crash leaves a half-written file under the name the pointer and readers use.
+    let filling = if created {
+        state_dir.join(format!("{filename}.building"))
+    } else {
+        path.clone()
+    };
     let mut conn = if created {
-        schema::create(&path, &set.state_hash, &time::now_iso())
+        remove_database(&filling);
+        schema::create(&filling, &set.state_hash, &time::now_iso())
             .await
             .map_err(|e| db_error(&path, &e))?
     } else {
@@ -198,6 +221,14 @@ pub async fn apply(
         }
         conn
     };
+    // Applying a corpus of long documents writes tens of megabytes in one transaction; with
+    // SQLite's default 2 MB page cache the pages spill into the WAL mid-transaction and are
+    // written again at commit. This connection lives only for the apply, so its cache may be
+    // large; pages are only allocated as they are touched.
+    sqlx::query("PRAGMA cache_size = -262144")
+        .execute(&mut conn)
+        .await
+        .map_err(|e| db_error(&path, &e))?;
     let report = match apply::apply(&mut conn, &project.row, set, created, progress).await {
         Ok(report) => report,
         Err(e) => {
@@ -211,12 +242,20 @@ pub async fn apply(
             };
             if created {
                 drop(conn);
-                remove_database(&path);
+                remove_database(&filling);
             }
             return Err(named);
         }
     };
-    drop(conn);
+    if created {
+        if let Err(e) = move_into_place(conn, &filling, &path).await {
+            let named = super::writable::explain(&state_dir, APPLY, e);
+            remove_database(&filling);
+            return Err(named);
+        }
+    } else {
+        drop(conn);
+    }
     provenance::record(data, &project.root, "state", &set.state_hash)?;
     pointer::write(
         &state_dir,

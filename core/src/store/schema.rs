@@ -206,7 +206,14 @@ pub async fn create(
     state_hash: &str,
     now: &str,
 ) -> Result<SqliteConnection, sqlx::Error> {
-    let mut conn = options(path).create_if_missing(true).connect().await?;
+    // No journal while the new file is filled: a database is served only once its apply has
+    // finished and been recorded, and one whose apply failed is removed or rebuilt from empty,
+    // so a journal would only write every page twice. [`seal`] turns on WAL at the end.
+    let mut conn = options(path)
+        .journal_mode(SqliteJournalMode::Off)
+        .create_if_missing(true)
+        .connect()
+        .await?;
     let mut tx = conn.begin().await?;
     sqlx::raw_sql(DDL).execute(&mut *tx).await?;
     sqlx::query("INSERT INTO schema_metadata (id, schema_version, engine_version, state_hash, created_at) VALUES (1, ?, ?, ?, ?)")
@@ -218,6 +225,14 @@ pub async fn create(
         .await?;
     tx.commit().await?;
     Ok(conn)
+}
+
+/// Puts a database [`create`] made into WAL mode, as every reader and later writer expects.
+pub async fn seal(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("PRAGMA journal_mode = WAL")
+        .execute(conn)
+        .await
+        .map(|_| ())
 }
 
 /// The schema version the database declares (0 when it declares none).
