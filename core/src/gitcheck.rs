@@ -50,7 +50,7 @@ pub fn require_committed(root: &Path, set: &MigrationSet) -> Result<(), CoreErro
             .or_insert_with(|| listing(&tree, directory));
         match listing.get(name.as_bytes()) {
             None => return Err(refuse(&m.path, "is not committed")),
-            Some(id) if id.to_string() != m.git_blob => {
+            Some(id) if gix::ObjectId::from_hex(m.git_blob.as_bytes()).ok() != Some(*id) => {
                 return Err(refuse(
                     &m.path,
                     "differs from the version committed at HEAD",
