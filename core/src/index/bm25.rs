@@ -234,6 +234,8 @@ pub fn top(
             None => Some(occurrences.at(&near)?),
         });
     }
+    // `near` ascends, so each term's read list is walked forward once, not searched per row.
+    let mut cursors = vec![0usize; known.len()];
     let scored = near
         .iter()
         .enumerate()
@@ -241,12 +243,10 @@ pub fn top(
             let norm = collection.norm(*row);
             let mut total = 0.0;
             // Summed in query order, as the reference sums.
-            for (term, given) in known.iter().zip(&counts) {
+            for ((term, given), cursor) in known.iter().zip(&counts).zip(cursors.iter_mut()) {
                 let f = match (given, &term.hits) {
                     (Some(c), _) => c.get(j).copied().unwrap_or(0),
-                    (None, Some(hits)) => hits
-                        .binary_search_by_key(row, |(r, _)| *r)
-                        .map_or(0, |at| hits[at].1),
+                    (None, Some(hits)) => count_from(hits, cursor, *row),
                     (None, None) => 0,
                 };
                 if f > 0 {
@@ -257,6 +257,22 @@ pub fn top(
         })
         .collect();
     Ok(best(collection, scored, k))
+}
+
+/// The count `hits` (ascending by row) holds for `row`, looking forward from `from` and moving
+/// it up to `row`'s place: rows asked in ascending order cost a step each plus a search over
+/// the rows they skip (doubling, then halving), never a search of the whole list.
+fn count_from(hits: &[(u32, u32)], from: &mut usize, row: u32) -> u32 {
+    let rest = hits.get(*from..).unwrap_or_default();
+    let mut bound = 1;
+    while bound < rest.len() && rest[bound].0 < row {
+        bound *= 2;
+    }
+    *from += rest[..bound.min(rest.len())].partition_point(|(r, _)| *r < row);
+    match hits.get(*from) {
+        Some((r, f)) if *r == row => *f,
+        _ => 0,
+    }
 }
 
 /// Rows near the cut that still make stopping early worth it (see [`top`]).
@@ -335,6 +351,25 @@ fn best(collection: &Collection<'_>, mut scored: Vec<(u32, f64)>, k: usize) -> V
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counting_forward_finds_what_a_search_finds() {
+        let hits: Vec<(u32, u32)> = (0..500u32).map(|i| (i * 8 + i % 7, i % 5 + 1)).collect();
+        for step in [1u32, 2, 5, 40, 700] {
+            let mut from = 0;
+            for row in (0..4100u32).step_by(step as usize) {
+                let searched = hits
+                    .binary_search_by_key(&row, |(r, _)| *r)
+                    .map_or(0, |at| hits[at].1);
+                assert_eq!(
+                    count_from(&hits, &mut from, row),
+                    searched,
+                    "{row} by {step}"
+                );
+            }
+        }
+        assert_eq!(count_from(&[], &mut 0, 3), 0);
+    }
+
     use super::*;
 
     /// A term given by its (row, count) list; `bound` is what `rows_at_least` claims.
