@@ -15,6 +15,7 @@ use crate::migrate::load::sha256_hex;
 use crate::store::lock::{acquire, WRITE_LOCK_WAIT};
 use crate::store::{pointer as state_pointer, provenance, time};
 use crate::CoreError;
+use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::path::Path;
 use tantivy::{doc, Index, IndexWriter};
@@ -116,8 +117,14 @@ pub async fn build(
     let mut findings: Vec<Value> = Vec::new();
     let mut withheld: Vec<String> = Vec::new();
     if policy != crate::secrets::Policy::Off {
+        // Scanned on every core; kept or withheld in order after.
+        let scans: Vec<_> = items
+            .par_iter()
+            .map(|item| crate::secrets::scan(&served_text(&item.title, &item.body), 20))
+            .collect();
+        let mut scans = scans.into_iter();
         items.retain(|item| {
-            let found = crate::secrets::scan(&served_text(&item.title, &item.body), 20);
+            let found = scans.next().unwrap_or_default();
             for f in &found {
                 findings.push(json!({"itemId": item.item_id, "revisionId": item.revision_id, "family": f.family, "line": f.line, "column": f.column}));
             }
@@ -241,6 +248,10 @@ pub async fn build(
                 }
             }
             drop(to_embedder);
+            // The passage table is complete: it is written while the index commits.
+            let table_path = building.join(super::passages::PASSAGES_FILE);
+            let building = &building;
+            let table_written = scope.spawn(move || table.write(building));
             writer.commit().map_err(index_error)?;
             // One segment: a top-k search keeps one pruning threshold for the whole build instead
             // of starting over in each segment, and a build is written once and only read after.
@@ -250,7 +261,7 @@ pub async fn build(
                 writer.merge(&segments).wait().map_err(index_error)?;
             }
             writer.wait_merging_threads().map_err(index_error)?;
-            super::runs::write_vocabulary(&index, f.runs, &building).map_err(index_error)?;
+            super::runs::write_vocabulary(&index, f.runs, building).map_err(index_error)?;
             let vectors = match embedding {
                 None => Vec::new(),
                 Some(worker) => worker.join().map_err(|_| embedder_gone())?,
@@ -275,17 +286,17 @@ pub async fn build(
             if !options.no_embeddings {
                 write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
             }
-            let table_path = building.join(super::passages::PASSAGES_FILE);
-            table
-                .write(&building)
+            table_written
+                .join()
+                .map_err(|_| index_error("the passage table could not be written"))?
                 .map_err(|e| CoreError::io("write", &table_path, &e))?;
-            info.write(&building)?;
+            info.write(building)?;
             if options.raptor {
                 options.progress.stage("building summaries", None);
             }
             let nodes = if options.raptor {
                 let forest = super::raptor::build_forest(&documents);
-                super::raptor::write(&building, &forest).map_err(index_error)?;
+                super::raptor::write(building, &forest).map_err(index_error)?;
                 forest.nodes.len()
             } else {
                 0
