@@ -275,6 +275,22 @@ fn count_from(hits: &[(u32, u32)], from: &mut usize, row: u32) -> u32 {
     }
 }
 
+/// Each of `rows`' count in `list` (ascending by row), 0 where absent; rows in ascending
+/// order are found walking forward, and a row below the one before starts the walk over.
+pub(crate) fn counts_at(list: &[(u32, u32)], rows: &[u32]) -> Vec<u32> {
+    let mut from = 0;
+    let mut last = 0;
+    rows.iter()
+        .map(|row| {
+            if *row < last {
+                from = 0;
+            }
+            last = *row;
+            count_from(list, &mut from, *row)
+        })
+        .collect()
+}
+
 /// Rows near the cut that still make stopping early worth it (see [`top`]).
 const NEAR_LIMIT: usize = 2048;
 
@@ -368,6 +384,15 @@ mod tests {
             }
         }
         assert_eq!(count_from(&[], &mut 0, 3), 0);
+        let rows = [9u32, 4000, 8, 16, 3, 3, 4000, 0];
+        let searched: Vec<u32> = rows
+            .iter()
+            .map(|row| {
+                hits.binary_search_by_key(row, |(r, _)| *r)
+                    .map_or(0, |at| hits[at].1)
+            })
+            .collect();
+        assert_eq!(counts_at(&hits, &rows), searched);
     }
 
     use super::*;

@@ -202,14 +202,7 @@ impl Occurrences for WordPhrase<'_> {
 
     fn at(&mut self, rows: &[u32]) -> Result<Vec<u32>, String> {
         let [one] = self.tokens.as_slice() else {
-            let all = self.all()?;
-            return Ok(rows
-                .iter()
-                .map(|r| {
-                    all.binary_search_by_key(r, |(d, _)| *d)
-                        .map_or(0, |i| all[i].1)
-                })
-                .collect());
+            return Ok(super::bm25::counts_at(&self.all()?, rows));
         };
         let Some(mut p) = self.postings(one, IndexRecordOption::WithFreqs)? else {
             return Ok(vec![0; rows.len()]);
@@ -490,13 +483,7 @@ impl Occurrences for Substring<'_> {
             },
         };
         if let Some(list) = known {
-            return Ok(rows
-                .iter()
-                .map(|r| {
-                    list.binary_search_by_key(r, |(row, _)| *row)
-                        .map_or(0, |i| list[i].1)
-                })
-                .collect());
+            return Ok(super::bm25::counts_at(&list, rows));
         }
         let finder = memchr::memmem::Finder::new(self.needle.as_bytes());
         Ok(rows.iter().map(|r| self.count_in(*r, &finder)).collect())
