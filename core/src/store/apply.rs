@@ -581,6 +581,20 @@ pub async fn apply(
     .bind(&project.registered_at)
     .execute(&mut *tx)
     .await?;
+    // The usual re-run has nothing pending: the history alone shows it, without loading every
+    // item and revision into memory only to write nothing back.
+    if !created {
+        let history = recorded(&mut tx, &project.project_id).await?;
+        check_checksums(&history, set)?;
+        let done: HashSet<&str> = history.iter().map(|(id, _)| id.as_str()).collect();
+        if set.ordered.iter().all(|m| done.contains(m.id.as_str())) {
+            tx.commit().await?;
+            return Ok(ApplyReport {
+                skipped: set.ordered.iter().map(|m| m.id.clone()).collect(),
+                ..ApplyReport::default()
+            });
+        }
+    }
     let mut mirror = Mirror::load(&mut tx, &project.project_id).await?;
     let recorded: Vec<(String, String)> = mirror
         .history
