@@ -367,6 +367,8 @@ fn best(collection: &Collection<'_>, mut scored: Vec<(u32, f64)>, k: usize) -> V
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn counting_forward_finds_what_a_search_finds() {
         let hits: Vec<(u32, u32)> = (0..500u32).map(|i| (i * 8 + i % 7, i % 5 + 1)).collect();
@@ -394,8 +396,6 @@ mod tests {
             .collect();
         assert_eq!(counts_at(&hits, &rows), searched);
     }
-
-    use super::*;
 
     /// A term given by its (row, count) list; `bound` is what `rows_at_least` claims.
     struct Listed {

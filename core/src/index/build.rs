@@ -72,6 +72,96 @@ const EMBED_QUEUE: usize = 64;
 /// merged at the end. Large enough that a corpus of tens of megabytes is one segment.
 const INDEXING_MEMORY: usize = 300_000_000;
 
+/// What feeding the index left for the rest of the build.
+struct Fed {
+    /// The passage table, in `seq` order.
+    table: super::passages::TableWriter,
+    /// The summary forest's input, when `--raptor` asked for it.
+    documents: Vec<super::raptor::DocumentInput>,
+    /// How many passages were indexed (the next `seq`).
+    passages: u64,
+}
+
+/// Chunks every item and hands each passage to the index writer and the passage table, and
+/// each item's passage texts to the embedding thread, all in `seq` order.
+fn feed(
+    writer: &mut IndexWriter,
+    f: super::fields::Fields,
+    items: &[read::ItemView],
+    project_id: &str,
+    options: &BuildOptions<'_>,
+    to_embedder: Option<&std::sync::mpsc::SyncSender<Vec<String>>>,
+) -> Result<Fed, CoreError> {
+    let mut fed = Fed {
+        table: super::passages::TableWriter::default(),
+        documents: Vec::new(),
+        passages: 0,
+    };
+    options
+        .progress
+        .stage("indexing items", Some(items.len() as u64));
+    for item in items {
+        options.progress.step();
+        let served = served_text(&item.title, &item.body);
+        let sha = sha256_hex(served.as_bytes());
+        let chunks = chunk(&served);
+        if let Some(send) = to_embedder {
+            send.send(chunks.iter().map(|c| c.text.clone()).collect())
+                .map_err(|_| index_error("a passage could not be embedded"))?;
+        }
+        if options.raptor {
+            fed.documents.push(super::raptor::DocumentInput {
+                project: project_id.to_owned(),
+                sensitivity: item.sensitivity.clone(),
+                namespace: item.namespace.clone(),
+                status: item.status.clone(),
+                kind: item.kind.clone(),
+                item_id: item.item_id.clone(),
+                passages: chunks
+                    .iter()
+                    .map(|c| {
+                        (
+                            format!("{}#{}", item.revision_id, c.ordinal),
+                            c.text.clone(),
+                        )
+                    })
+                    .collect(),
+            });
+        }
+        for c in chunks {
+            let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
+            fed.table.push(super::passages::NewPassage {
+                chunk_id: &chunk_id,
+                item_id: &item.item_id,
+                revision_id: &item.revision_id,
+                served_sha: &sha,
+                status: &item.status,
+                sensitivity: &item.sensitivity,
+                heading: &c.heading,
+                text: &c.text,
+            });
+            // Both the word and the substring retrievers read the heading with the text.
+            let searched = format!("{}\n{}", c.heading, c.text);
+            writer
+                .add_document(doc!(
+                    f.chunk_id => chunk_id,
+                    f.item_id => item.item_id.as_str(),
+                    f.revision_id => item.revision_id.as_str(),
+                    f.served_sha => sha.as_str(),
+                    f.status => item.status.as_str(),
+                    f.sensitivity => item.sensitivity.as_str(),
+                    f.kind => item.kind.as_str(),
+                    f.words => searched.clone(),
+                    f.runs => searched,
+                    f.seq => fed.passages,
+                ))
+                .map_err(index_error)?;
+            fed.passages += 1;
+        }
+    }
+    Ok(fed)
+}
+
 /// Builds and publishes an index for `project_id` at `root` (canonical).
 pub async fn build(
     data: &DataDir,
@@ -184,69 +274,15 @@ pub async fn build(
                 )
             };
             let embedder_gone = || index_error("a passage could not be embedded");
-            let mut table = super::passages::TableWriter::default();
-            let mut seq = 0u64;
-            let mut documents: Vec<super::raptor::DocumentInput> = Vec::new();
-            options
-                .progress
-                .stage("indexing items", Some(items.len() as u64));
-            for item in &items {
-                options.progress.step();
-                let served = served_text(&item.title, &item.body);
-                let sha = sha256_hex(served.as_bytes());
-                let chunks = chunk(&served);
-                if let Some(send) = &to_embedder {
-                    send.send(chunks.iter().map(|c| c.text.clone()).collect())
-                        .map_err(|_| embedder_gone())?;
-                }
-                if options.raptor {
-                    documents.push(super::raptor::DocumentInput {
-                        project: project_id.to_owned(),
-                        sensitivity: item.sensitivity.clone(),
-                        namespace: item.namespace.clone(),
-                        status: item.status.clone(),
-                        kind: item.kind.clone(),
-                        item_id: item.item_id.clone(),
-                        passages: chunks
-                            .iter()
-                            .map(|c| {
-                                (
-                                    format!("{}#{}", item.revision_id, c.ordinal),
-                                    c.text.clone(),
-                                )
-                            })
-                            .collect(),
-                    });
-                }
-                for c in chunks {
-                    let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
-                    table.push(super::passages::NewPassage {
-                        chunk_id: &chunk_id,
-                        item_id: &item.item_id,
-                        revision_id: &item.revision_id,
-                        served_sha: &sha,
-                        status: &item.status,
-                        sensitivity: &item.sensitivity,
-                        heading: &c.heading,
-                        text: &c.text,
-                    });
-                    writer
-                        .add_document(doc!(
-                            f.chunk_id => chunk_id,
-                            f.item_id => item.item_id.as_str(),
-                            f.revision_id => item.revision_id.as_str(),
-                            f.served_sha => sha.as_str(),
-                            f.status => item.status.as_str(),
-                            f.sensitivity => item.sensitivity.as_str(),
-                            f.kind => item.kind.as_str(),
-                            f.words => format!("{}\n{}", c.heading, c.text),
-                            f.runs => format!("{}\n{}", c.heading, c.text),
-                            f.seq => seq,
-                        ))
-                        .map_err(index_error)?;
-                    seq += 1;
-                }
-            }
+            let fed = feed(
+                &mut writer,
+                f,
+                &items,
+                project_id,
+                &options,
+                to_embedder.as_ref(),
+            )?;
+            let (table, documents, seq) = (fed.table, fed.documents, fed.passages);
             drop(to_embedder);
             // The passage table is complete: it is written while the index commits.
             let table_path = building.join(super::passages::PASSAGES_FILE);
