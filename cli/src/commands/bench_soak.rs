@@ -128,7 +128,7 @@ pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
             // Then, on some steps, what else happens to a state while it is served.
             let action = match n % 10 {
                 6 | 7 => {
-                    std::fs::remove_dir_all(root.join(".theurian/state"))
+                    delete_served_tree(&root.join(".theurian/state"))
                         .map_err(|e| fail("delete the state", e))?;
                     apply_and_index(&data, &root)?;
                     "state deleted and rebuilt"
@@ -179,6 +179,25 @@ pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
 
 /// First, after-warm-up, last and peak of a series, and its least-squares slope per 100
 /// samples after warm-up.
+/// Deletes a directory the daemon is reading from, as `rm -rf` would, trying again while
+/// it is refilled: a reader that opens the state database between the deletion of its
+/// shared-memory file and of the database itself makes SQLite create that file again,
+/// and the directory is then not empty when its turn comes.
+fn delete_served_tree(dir: &Path) -> std::io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) if tries < 20 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 fn trend(series: &[f64], warm: usize) -> Value {
     let tail = &series[warm.min(series.len())..];
     let n = tail.len() as f64;
