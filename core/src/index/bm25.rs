@@ -306,48 +306,63 @@ fn kth(partial: &Scores, candidates: &[u32], k: usize) -> f64 {
     *kth
 }
 
-/// Partial per-row sums: a map while few rows are touched, a table over every row once many
-/// are, so a rare term does not pay for a table the size of the index.
-enum Scores {
-    Map(rustc_hash::FxHashMap<u32, f64>, u32),
-    Table(Vec<f64>),
+/// Partial per-row sums in a table over every row. The table is kept by the thread between
+/// rankings (only the rows a ranking touched are zeroed again), so a ranking neither hashes
+/// rows nor pays for a fresh allocation the size of the index, which for a large index is
+/// mapped from the system and faulted in page by page on every query. A thread keeps one table,
+/// as long as the largest index it has ranked, and drops it when it outgrows the rows by much.
+struct Scores {
+    table: Vec<f64>,
+    touched: Vec<u32>,
+}
+
+thread_local! {
+    static SPARE_TABLE: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl Scores {
     fn new(rows: u32) -> Scores {
-        Scores::Map(rustc_hash::FxHashMap::default(), rows)
+        let rows = rows as usize;
+        let mut table = SPARE_TABLE.with(|spare| spare.take());
+        if table.len() > rows.saturating_mul(4).max(1 << 16) {
+            table = Vec::new();
+        }
+        if table.len() < rows {
+            table.resize(rows, 0.0);
+        }
+        Scores {
+            table,
+            touched: Vec::new(),
+        }
     }
 
     /// Adds `part` to `row`'s sum; true when the row had none before (a part is never zero).
     fn add(&mut self, row: u32, part: f64) -> bool {
-        if let Scores::Map(map, rows) = self {
-            if map.len() >= (*rows as usize / 32).max(64) {
-                let mut table = vec![0.0; *rows as usize];
-                for (r, v) in map.drain() {
-                    if let Some(slot) = table.get_mut(r as usize) {
-                        *slot = v;
-                    }
-                }
-                *self = Scores::Table(table);
-            }
-        }
-        let slot = match self {
-            Scores::Map(map, _) => map.entry(row).or_insert(0.0),
-            Scores::Table(table) => match table.get_mut(row as usize) {
-                Some(slot) => slot,
-                None => return false,
-            },
+        let Some(slot) = self.table.get_mut(row as usize) else {
+            return false;
         };
         let new = *slot == 0.0;
+        if new {
+            self.touched.push(row);
+        }
         *slot += part;
         new
     }
 
     fn get(&self, row: u32) -> f64 {
-        match self {
-            Scores::Map(map, _) => map.get(&row).copied().unwrap_or(0.0),
-            Scores::Table(table) => table.get(row as usize).copied().unwrap_or(0.0),
+        self.table.get(row as usize).copied().unwrap_or(0.0)
+    }
+}
+
+impl Drop for Scores {
+    fn drop(&mut self) {
+        for row in &self.touched {
+            if let Some(slot) = self.table.get_mut(*row as usize) {
+                *slot = 0.0;
+            }
         }
+        let table = std::mem::take(&mut self.table);
+        SPARE_TABLE.with(|spare| spare.set(table));
     }
 }
 

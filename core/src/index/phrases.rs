@@ -219,8 +219,24 @@ impl Occurrences for WordPhrase<'_> {
             })
             .collect())
     }
+
+    /// Counting at a row is a seek in the token's postings; reading in full decodes every
+    /// posting once. Measured on long documents (10-word queries over 17,000 passages), reading
+    /// in full wins once the rows to count are a quarter of the postings or more, and it
+    /// narrows the rows near the cut for the terms read after it (about 800 rows to 400).
+    fn cheaper_in_full(&self, rows: &[u32]) -> bool {
+        match self.tokens.as_slice() {
+            [one] => self.inverted.doc_freq(one).is_ok_and(|df| {
+                u64::from(df) <= (rows.len() as u64).saturating_mul(SEEK_PER_POSTING)
+            }),
+            // A phrase is counted by reading it in full either way ([`Self::at`]).
+            _ => true,
+        }
+    }
 }
 
+/// A seek in a token's postings costs about as much as decoding this many postings in order.
+const SEEK_PER_POSTING: u64 = 4;
 /// Opening one run's postings costs about as much as folding and searching this many bytes of
 /// passage text ([`Substring::cheaper_in_full`]).
 const BYTES_PER_RUN: u64 = 1500;
