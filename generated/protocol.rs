@@ -13465,8 +13465,10 @@ pub mod tools {
             }
         }
     }
-    /// The daemon's side of the contract. Every tool has a required registration constant,
-    /// so a new schema pair does not compile until the server decides about it.
+    /// The daemon's side of the contract. Every tool has a required registration constant
+    /// and a required handler method, so a new schema pair does not compile until the
+    /// server both decides about it and answers it: no tool can be registered and then
+    /// refuse every call for want of a handler.
     pub trait ToolHandlers: Send + Sync + 'static {
         /// Whether this build serves `knowledge.get`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
         const KNOWLEDGE_GET: Option<KeyUsage>;
@@ -13492,106 +13494,60 @@ pub mod tools {
         fn knowledge_get(
             &self,
             input: mcp::KnowledgeGetInput,
-        ) -> impl Future<Output = Result<mcp::KnowledgeGetResponse, Refusal>> + Send {
-            let _ = input;
-            async move { Err(Refusal::not_served(ToolId::KnowledgeGet.spec().name)) }
-        }
+        ) -> impl Future<Output = Result<mcp::KnowledgeGetResponse, Refusal>> + Send;
         /// Answers `knowledge.search` with arguments that already passed the validation seat.
         fn knowledge_search(
             &self,
             input: mcp::KnowledgeSearchInput,
-        ) -> impl Future<Output = Result<mcp::KnowledgeSearchResponse, Refusal>> + Send {
-            let _ = input;
-            async move { Err(Refusal::not_served(ToolId::KnowledgeSearch.spec().name)) }
-        }
+        ) -> impl Future<Output = Result<mcp::KnowledgeSearchResponse, Refusal>> + Send;
         /// Answers `knowledge.status` with arguments that already passed the validation seat.
         fn knowledge_status(
             &self,
             input: mcp::KnowledgeStatusInput,
-        ) -> impl Future<Output = Result<mcp::KnowledgeStatusResponse, Refusal>> + Send {
-            let _ = input;
-            async move { Err(Refusal::not_served(ToolId::KnowledgeStatus.spec().name)) }
-        }
+        ) -> impl Future<Output = Result<mcp::KnowledgeStatusResponse, Refusal>> + Send;
         /// Answers `project.list` with arguments that already passed the validation seat.
         fn project_list(
             &self,
             input: mcp::ProjectListInput,
-        ) -> impl Future<Output = Result<mcp::ProjectListResponse, Refusal>> + Send {
-            let _ = input;
-            async move { Err(Refusal::not_served(ToolId::ProjectList.spec().name)) }
-        }
+        ) -> impl Future<Output = Result<mcp::ProjectListResponse, Refusal>> + Send;
         /// Answers `review.findings` with arguments that already passed the validation seat.
         fn review_findings(
             &self,
             input: mcp::ReviewFindingsInput,
-        ) -> impl Future<Output = Result<mcp::ReviewFindingsResponse, Refusal>> + Send {
-            let _ = input;
-            async move { Err(Refusal::not_served(ToolId::ReviewFindings.spec().name)) }
-        }
+        ) -> impl Future<Output = Result<mcp::ReviewFindingsResponse, Refusal>> + Send;
         /// Answers `review.search` with arguments that already passed the validation seat.
         fn review_search(
             &self,
             input: mcp::ReviewSearchInput,
-        ) -> impl Future<Output = Result<mcp::ReviewSearchResponse, Refusal>> + Send {
-            let _ = input;
-            async move { Err(Refusal::not_served(ToolId::ReviewSearch.spec().name)) }
-        }
+        ) -> impl Future<Output = Result<mcp::ReviewSearchResponse, Refusal>> + Send;
         /// Answers `system.capabilities` with arguments that already passed the validation seat.
         fn system_capabilities(
             &self,
             input: mcp::SystemCapabilitiesInput,
         ) -> impl Future<
             Output = Result<mcp::SystemCapabilitiesResponse, Refusal>,
-        > + Send {
-            let _ = input;
-            async move {
-                Err(Refusal::not_served(ToolId::SystemCapabilities.spec().name))
-            }
-        }
+        > + Send;
         /// Answers `knowledge.generateMigrationDraft` with arguments that already passed the validation seat.
         fn knowledge_generate_migration_draft(
             &self,
             input: mcp::KnowledgeGenerateMigrationDraftInput,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeGenerateMigrationDraftResponse, Refusal>,
-        > + Send {
-            let _ = input;
-            async move {
-                Err(
-                    Refusal::not_served(
-                        ToolId::KnowledgeGenerateMigrationDraft.spec().name,
-                    ),
-                )
-            }
-        }
+        > + Send;
         /// Answers `knowledge.proposeChange` with arguments that already passed the validation seat.
         fn knowledge_propose_change(
             &self,
             input: mcp::KnowledgeProposeChangeInput,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeProposeChangeResponse, Refusal>,
-        > + Send {
-            let _ = input;
-            async move {
-                Err(Refusal::not_served(ToolId::KnowledgeProposeChange.spec().name))
-            }
-        }
+        > + Send;
         /// Answers `review.generateKnowledgeCandidate` with arguments that already passed the validation seat.
         fn review_generate_knowledge_candidate(
             &self,
             input: mcp::ReviewGenerateKnowledgeCandidateInput,
         ) -> impl Future<
             Output = Result<mcp::ReviewGenerateKnowledgeCandidateResponse, Refusal>,
-        > + Send {
-            let _ = input;
-            async move {
-                Err(
-                    Refusal::not_served(
-                        ToolId::ReviewGenerateKnowledgeCandidate.spec().name,
-                    ),
-                )
-            }
-        }
+        > + Send;
         /// The registration constant of `id`.
         fn key_usage(id: ToolId) -> Option<KeyUsage> {
             match id {
@@ -13615,6 +13571,66 @@ pub mod tools {
     /// The tools `H` serves, in table order.
     pub fn registered<H: ToolHandlers>() -> impl Iterator<Item = &'static ToolSpec> {
         TOOLS.iter().filter(|t| H::key_usage(t.id).is_some())
+    }
+    /// Decodes arguments into `id`'s input type and drops them: the typed half of a call
+    /// without a handler, for harnesses that exercise the seat and the decode alone.
+    pub fn decode_only(id: ToolId, arguments: serde_json::Value) -> Result<(), Refusal> {
+        match id {
+            ToolId::KnowledgeGet => {
+                serde_json::from_value::<mcp::KnowledgeGetInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::KnowledgeSearch => {
+                serde_json::from_value::<mcp::KnowledgeSearchInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::KnowledgeStatus => {
+                serde_json::from_value::<mcp::KnowledgeStatusInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::ProjectList => {
+                serde_json::from_value::<mcp::ProjectListInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::ReviewFindings => {
+                serde_json::from_value::<mcp::ReviewFindingsInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::ReviewSearch => {
+                serde_json::from_value::<mcp::ReviewSearchInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::SystemCapabilities => {
+                serde_json::from_value::<mcp::SystemCapabilitiesInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::KnowledgeGenerateMigrationDraft => {
+                serde_json::from_value::<
+                    mcp::KnowledgeGenerateMigrationDraftInput,
+                >(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::KnowledgeProposeChange => {
+                serde_json::from_value::<mcp::KnowledgeProposeChangeInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::ReviewGenerateKnowledgeCandidate => {
+                serde_json::from_value::<
+                    mcp::ReviewGenerateKnowledgeCandidateInput,
+                >(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+        }
     }
     /// Decodes validated arguments into the tool's input type, runs its handler, and
     /// returns the typed response for the transport to write.

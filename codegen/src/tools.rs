@@ -322,8 +322,10 @@ pub(crate) fn tool_module(
                 }
             }
 
-            /// The daemon's side of the contract. Every tool has a required registration constant,
-            /// so a new schema pair does not compile until the server decides about it.
+            /// The daemon's side of the contract. Every tool has a required registration constant
+            /// and a required handler method, so a new schema pair does not compile until the
+            /// server both decides about it and answers it: no tool can be registered and then
+            /// refuse every call for want of a handler.
             pub trait ToolHandlers: Send + Sync + 'static {
                 #(
                     #[doc = #const_docs]
@@ -331,11 +333,7 @@ pub(crate) fn tool_module(
                 )*
                 #(
                     #[doc = #method_docs]
-                    fn #methods(&self, input: mcp::#inputs) -> impl Future<Output = Result<mcp::#outputs, Refusal>> + Send {
-                        // An unserved tool has no use for its arguments.
-                        let _ = input;
-                        async move { Err(Refusal::not_served(ToolId::#variants.spec().name)) }
-                    }
+                    fn #methods(&self, input: mcp::#inputs) -> impl Future<Output = Result<mcp::#outputs, Refusal>> + Send;
                 )*
                 /// The registration constant of `id`.
                 fn key_usage(id: ToolId) -> Option<KeyUsage> {
@@ -346,6 +344,18 @@ pub(crate) fn tool_module(
             /// The tools `H` serves, in table order.
             pub fn registered<H: ToolHandlers>() -> impl Iterator<Item = &'static ToolSpec> {
                 TOOLS.iter().filter(|t| H::key_usage(t.id).is_some())
+            }
+
+            /// Decodes arguments into `id`'s input type and drops them: the typed half of a call
+            /// without a handler, for harnesses that exercise the seat and the decode alone.
+            pub fn decode_only(id: ToolId, arguments: serde_json::Value) -> Result<(), Refusal> {
+                match id {
+                    #(
+                        ToolId::#variants => serde_json::from_value::<mcp::#inputs>(arguments)
+                            .map(drop)
+                            .map_err(|e| Refusal::undecodable(id.spec().name, &e)),
+                    )*
+                }
             }
 
             /// Decodes validated arguments into the tool's input type, runs its handler, and

@@ -9,36 +9,15 @@
 use serde_json::Value;
 use theurian_core::CoreError;
 use theurian_protocol::seat::Seat;
-use theurian_protocol::tools::{dispatch, ToolHandlers, TOOLS};
-use theurian_protocol::KeyUsage;
+use theurian_protocol::tools::{decode_only, TOOLS};
 
 /// Every target's name, in the order harnesses run them.
 pub const TARGETS: [&str; 5] = ["arguments", "migration", "evidence", "trailer", "envelope"];
 
-/// Accepts every tool and decodes its arguments; every method keeps the generated default
-/// (a refusal), so the target exercises the seat and the typed decode, never a handler.
-struct Decoder;
-
-impl ToolHandlers for Decoder {
-    const KNOWLEDGE_GET: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const KNOWLEDGE_SEARCH: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const KNOWLEDGE_STATUS: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const PROJECT_LIST: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const REVIEW_FINDINGS: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const REVIEW_SEARCH: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const SYSTEM_CAPABILITIES: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage> = Some(KeyUsage::NONE);
-}
-
 /// One target, with whatever it keeps between inputs.
 pub enum Target {
     /// Tool arguments: the validation seat, the whole-number rewrite, the typed decode.
-    Arguments {
-        seat: Seat,
-        runtime: tokio::runtime::Runtime,
-    },
+    Arguments { seat: Seat },
     /// A migration file, through the loader.
     Migration { root: tempfile::TempDir },
     /// A review evidence file, through its reader.
@@ -62,7 +41,6 @@ impl Target {
                         "This build is damaged.",
                     )
                 })?,
-                runtime: theurian_core::store::pipeline::runtime()?,
             },
             "migration" => {
                 let root = tempfile::tempdir().map_err(|e| {
@@ -103,7 +81,7 @@ impl Target {
     /// Runs one input; `pick` chooses among the target's variants (the tool, for arguments).
     pub fn run(&self, input: &[u8], pick: usize) {
         match self {
-            Target::Arguments { seat, runtime } => {
+            Target::Arguments { seat } => {
                 let tool = TOOLS[pick % TOOLS.len()].id;
                 let Ok(value) = serde_json::from_slice::<Value>(input) else {
                     return;
@@ -112,7 +90,7 @@ impl Target {
                     return;
                 }
                 if let Ok(v) = seat.whole_numbers(tool, value) {
-                    let _ = runtime.block_on(dispatch(&Decoder, tool, v));
+                    let _ = decode_only(tool, v);
                 }
             }
             Target::Migration { root } => {

@@ -132,20 +132,24 @@ fn wiring(client: SetupClient, endpoint: &str) -> Value {
 }
 
 fn check_steps(client: SetupClient) -> Vec<String> {
+    // The count a user should see is the table's, so it moves with every tool added.
+    let tools = theurian_protocol::tools::TOOLS.len();
     let mut steps = match client {
         SetupClient::ClaudeCode => vec![
             "`claude mcp list` shows theurian as connected.".to_owned(),
-            "In a session, ask Claude to call `system.capabilities`; it lists the ten tools."
-                .to_owned(),
+            format!(
+                "In a session, ask Claude to call `system.capabilities`; it lists {tools} tools."
+            ),
         ],
         SetupClient::Cursor => {
-            vec!["Cursor Settings > MCP shows theurian with a green dot and ten tools.".to_owned()]
+            vec![format!(
+                "Cursor Settings > MCP shows theurian with a green dot and {tools} tools."
+            )]
         }
-        SetupClient::Generic => vec![
-            "`initialize`, then `tools/list` answers ten tools, each with its input and output \
+        SetupClient::Generic => vec![format!(
+            "`initialize`, then `tools/list` answers {tools} tools, each with its input and output \
              schema."
-                .to_owned(),
-        ],
+        )],
     };
     steps.push(
         "An HTTP 401 means the client sent no token or another data directory's: `theurian \

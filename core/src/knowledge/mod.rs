@@ -6,11 +6,14 @@
 //! * [`text`]: excerpts, freshness and token estimates (pure functions).
 //! * [`pool`]: read-only connection pools per database file, shared across requests.
 //! * [`memo`]: the rows ranked search checks, remembered per database file.
+//! * [`search`]: the path a search takes (ranked or the unranked scan, and why), its hits, and
+//!   how hits fill a token budget.
 
 pub mod memo;
 pub mod pool;
 pub mod read;
 pub mod resolve;
+pub mod search;
 pub mod text;
 
 /// Statuses any caller may see.

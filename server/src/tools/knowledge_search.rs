@@ -1,17 +1,15 @@
-//! `knowledge.search`. When a published index build may answer (tools.md §6.2's checks), the
-//! ranked path fuses lexical, substring and (on request) dense retrieval over it, each ranking
-//! passed through the canonical visibility gate; otherwise the unranked path scans the visible
-//! items for the literal query, in item-id order, and the envelope names why. Either way the
-//! answer is priced into the caller's token budget as a prefix.
+//! `knowledge.search`: an adapter over [`theurian_core::knowledge::search`], which decides the
+//! path (ranked over a published build, or the unranked scan and why) and finds the hits. Here
+//! the inputs are clamped and checked, the hits shaped for the wire, and the answer priced into
+//! the caller's token budget as a prefix.
 
 use super::project::{open, read_refusal};
-use super::shape::{result, valid_at};
+use super::shape::result;
 use crate::state::AppState;
-use theurian_core::index::choose::{choose, Fallback};
-use theurian_core::index::embed::MODEL;
-use theurian_core::index::search::{ranked, FoundBy, Request};
-use theurian_core::knowledge::text::{excerpt, priced_tokens};
-use theurian_core::knowledge::{read, APPROVED_ONLY, SURFACEABLE};
+use theurian_core::index::choose::Fallback;
+use theurian_core::index::search::FoundBy;
+use theurian_core::knowledge::search::{budget_prefix, search, Ask, Found, Served, Source};
+use theurian_core::knowledge::text::priced_tokens;
 use theurian_core::store::time::parse;
 use theurian_protocol::mcp::{
     Excerpt, KnowledgeSearchInput, KnowledgeSearchResponse, RetrievalMetadata,
@@ -90,8 +88,7 @@ pub(crate) async fn answer(
     } = input;
     let project = project_id.as_str();
     let opened = open(state, project, snapshot_id.as_ref().map(|s| s.as_str())).await?;
-    let needle = query.trim().to_lowercase();
-    if needle.is_empty() {
+    if query.trim().is_empty() {
         return Err(Refusal::invalid_input(
             "At query: the text holds only whitespace. Send the words or phrase to look for.",
         ));
@@ -104,169 +101,119 @@ pub(crate) async fn answer(
     let max_tokens = max_tokens.clamp(MAX_TOKENS_RANGE.0, MAX_TOKENS_RANGE.1) as u64;
     let _permit = state.search_gate.enter().await?;
 
-    let statuses = if include_unapproved {
-        SURFACEABLE
-    } else {
-        APPROVED_ONLY
-    };
     let visible = state.visible_levels();
+    let source = Source {
+        data: &state.data,
+        root: &opened.resolved.root,
+        project,
+        pool: &opened.pool,
+        database: &opened.resolved.database,
+        state_hash: &opened.resolved.state_hash,
+        indexes: &state.indexes,
+        memo: &state.memo,
+        visible: &visible,
+    };
+    let ask = Ask {
+        query: &query,
+        include_unapproved,
+        use_dense,
+        valid_at: as_of,
+        limit,
+    };
+    let outcome = search(&source, &ask).await.map_err(read_refusal)?;
     let now = as_of.unwrap_or_else(|| chrono::Utc::now().fixed_offset());
+    let shaped = outcome
+        .found
+        .iter()
+        .map(|f| shaped(f, &now))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut response = KnowledgeSearchResponse {
         project_id: project_id.clone(),
         query: query.as_str().try_into().map_err(bad)?,
         count: 0,
         results: Vec::new(),
-        retrieval: RetrievalMetadata {
-            mode: RetrievalMetadataMode::None,
-            indexed: true,
-            stale: Some(false),
-            stale_against: Some(RetrievalMetadataStaleAgainst::BuiltState),
-            indexes_unapproved: false,
-            index_build_id: None,
-            embedding_model: String::new(),
-            note: NOTE_FRESH.try_into().map_err(bad)?,
-            fallback_reason: None,
-            snapshot_id: opened.resolved.state_hash.clone(),
-            used_tokens: 0,
-            dropped_for_budget: 0,
-        },
+        retrieval: retrieval(&outcome.served, &opened.resolved.state_hash)?,
         integrity: None,
     };
 
-    // The ranked path when a published build may answer; otherwise, or when it fails while
-    // answering, the unranked scan with the reason.
-    let mut shaped: Vec<RetrievalResult> = Vec::new();
-    let fallback = match choose(
-        &state.data,
-        &opened.resolved.root,
-        project,
-        &visible,
-        include_unapproved,
-    ) {
-        Err(f) => Some(f),
-        Ok((pointer, dir)) => match state.indexes.open(&dir) {
-            Err(_) => Some(Fallback::IndexSchemaMismatch),
-            Ok(idx) => {
-                let recorded_model = idx.info.embedding_model.as_str();
-                let dense_usable =
-                    use_dense && (recorded_model.is_empty() || recorded_model == MODEL);
-                let request = Request {
-                    project,
-                    query: &query,
-                    statuses,
-                    visible: &visible,
-                    use_dense: dense_usable,
-                    memo: &state.memo,
-                    database: &opened.resolved.database,
-                    valid_at: as_of,
-                };
-                match ranked(&opened.pool, &idx, &request).await {
-                    Err(_) => Some(Fallback::IndexUnreadable),
-                    Ok(hits) => {
-                        let r = &mut response.retrieval;
-                        r.stale = Some(pointer.state_hash != opened.resolved.state_hash);
-                        if r.stale == Some(true) {
-                            r.note = NOTE_STALE.try_into().map_err(bad)?;
-                        }
-                        r.indexes_unapproved = pointer.indexes_unapproved;
-                        r.index_build_id = Some(pointer.index_build_id.clone());
-                        r.embedding_model = if dense_usable {
-                            MODEL.to_owned()
-                        } else {
-                            String::new()
-                        };
-                        let hits: Vec<_> = hits.into_iter().take(limit).collect();
-                        let revisions: Vec<&str> =
-                            hits.iter().map(|h| h.item().revision_id.as_str()).collect();
-                        let mut anchors = state
-                            .memo
-                            .anchors(&opened.pool, &opened.resolved.database, project, &revisions)
-                            .await
-                            .map_err(read_refusal)?;
-                        for hit in hits {
-                            let mut item = hit.item().clone();
-                            item.anchors = anchors.remove(&item.revision_id).unwrap_or_default();
-                            let mut shaped_hit = result(&item, &now, TOOL)?;
-                            shaped_hit.excerpt = Excerpt(excerpt(&hit.passage.text()));
-                            shaped_hit.fused_score = Some(hit.fused_score);
-                            if let Some(forest) = &idx.forest {
-                                let chunks: Vec<theurian_core::index::open::Passage> = idx
-                                    .revision_passages(&item.revision_id)
-                                    .into_iter()
-                                    .map(|i| idx.passage(i))
-                                    .collect();
-                                if let Some(first) = chunks.first() {
-                                    let ids: Vec<&str> =
-                                        chunks.iter().map(|p| p.chunk_id()).collect();
-                                    shaped_hit.raptor_path = theurian_core::index::raptor::path(
-                                        forest,
-                                        &ids,
-                                        first.status(),
-                                        first.sensitivity(),
-                                    )
-                                    .into_iter()
-                                    .filter_map(|(node_id, level, title)| {
-                                        Some(RetrievalResultRaptorPathItem {
-                                            node_id,
-                                            level: std::num::NonZeroU64::new(level as u64)?,
-                                            title,
-                                        })
-                                    })
-                                    .collect();
-                                }
-                            }
-                            shaped_hit.found_by = Some(hit.found_by);
-                            shaped.push(shaped_hit);
-                        }
-                        None
-                    }
-                }
-            }
-        },
-    };
-    if let Some(f) = fallback {
-        let r = &mut response.retrieval;
-        r.mode = RetrievalMetadataMode::Substring;
-        r.indexed = false;
-        r.stale = None;
-        r.stale_against = None;
-        r.note = note(f).try_into().map_err(bad)?;
-        r.fallback_reason = Some(f);
-        let hits = read::scan(
-            &opened.pool,
-            project,
-            &needle,
-            statuses,
-            &visible,
-            limit,
-            |v| as_of.as_ref().is_none_or(|m| valid_at(v, m)),
-        )
-        .await
-        .map_err(read_refusal)?;
-        for item in &hits {
-            shaped.push(result(item, &now, TOOL)?);
-        }
-    }
-
-    // The envelope's own cost is reserved first; hits then fill the rest as a prefix, and the
-    // first hit is kept even when it alone is over budget.
+    // The envelope's own cost is reserved first; hits then fill the rest as a prefix.
     let available = max_tokens.saturating_sub(priced_tokens(&response)).max(1);
-    let mut used = 0u64;
     let total = shaped.len();
-    for hit in shaped {
-        let cost = priced_tokens(&hit);
-        if !response.results.is_empty() && used + cost > available {
-            break;
-        }
-        used += cost;
-        response.results.push(hit);
-    }
-    if fallback.is_none() {
+    let (kept, used) = budget_prefix(available, shaped.iter().map(priced_tokens));
+    response.results = shaped.into_iter().take(kept).collect();
+    if let Served::Ranked { .. } = outcome.served {
         response.retrieval.mode = mode(&response.results);
     }
     response.count = response.results.len() as i64;
     response.retrieval.used_tokens = used;
-    response.retrieval.dropped_for_budget = (total - response.results.len()) as u64;
+    response.retrieval.dropped_for_budget = (total - kept) as u64;
     response.integrity = opened.integrity(&state.memo).await?;
     Ok(response)
+}
+
+/// The envelope's retrieval block for the path that answered (the mode is set once the hits
+/// that fit the budget are known).
+fn retrieval(served: &Served, state_hash: &str) -> Result<RetrievalMetadata, Refusal> {
+    Ok(match served {
+        Served::Ranked {
+            stale,
+            build_id,
+            indexes_unapproved,
+            dense_model,
+        } => RetrievalMetadata {
+            mode: RetrievalMetadataMode::None,
+            indexed: true,
+            stale: Some(*stale),
+            stale_against: Some(RetrievalMetadataStaleAgainst::BuiltState),
+            indexes_unapproved: *indexes_unapproved,
+            index_build_id: Some(build_id.clone()),
+            embedding_model: dense_model.unwrap_or_default().to_owned(),
+            note: if *stale { NOTE_STALE } else { NOTE_FRESH }
+                .try_into()
+                .map_err(bad)?,
+            fallback_reason: None,
+            snapshot_id: state_hash.to_owned(),
+            used_tokens: 0,
+            dropped_for_budget: 0,
+        },
+        Served::Unranked(f) => RetrievalMetadata {
+            mode: RetrievalMetadataMode::Substring,
+            indexed: false,
+            stale: None,
+            stale_against: None,
+            indexes_unapproved: false,
+            index_build_id: None,
+            embedding_model: String::new(),
+            note: note(*f).try_into().map_err(bad)?,
+            fallback_reason: Some(*f),
+            snapshot_id: state_hash.to_owned(),
+            used_tokens: 0,
+            dropped_for_budget: 0,
+        },
+    })
+}
+
+/// One hit on the wire.
+fn shaped(
+    found: &Found,
+    now: &chrono::DateTime<chrono::FixedOffset>,
+) -> Result<RetrievalResult, Refusal> {
+    let mut hit = result(&found.item, now, TOOL)?;
+    if let Some(text) = &found.excerpt {
+        hit.excerpt = Excerpt(text.clone());
+    }
+    hit.fused_score = found.fused_score;
+    hit.found_by = found.found_by.clone();
+    hit.raptor_path = found
+        .raptor_path
+        .iter()
+        .filter_map(|(node_id, level, title)| {
+            Some(RetrievalResultRaptorPathItem {
+                node_id: node_id.clone(),
+                level: std::num::NonZeroU64::new(u64::from(*level))?,
+                title: title.clone(),
+            })
+        })
+        .collect();
+    Ok(hit)
 }

@@ -27,15 +27,6 @@ pub fn freshness(v: &ItemView, now: &DateTime<FixedOffset>) -> Freshness {
     }
 }
 
-/// Whether `v` is valid at `moment` (the `asOf` filter).
-pub fn valid_at(v: &ItemView, moment: &DateTime<FixedOffset>) -> bool {
-    within(
-        moment,
-        parse(&v.valid_from).as_ref(),
-        v.valid_to.as_deref().and_then(parse).as_ref(),
-    )
-}
-
 /// The wire result for `v`, without the ranked-path fields.
 pub fn result(
     v: &ItemView,

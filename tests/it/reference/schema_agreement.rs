@@ -72,6 +72,26 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Whether `path` is one of the schemas of a tool the reference never shipped (it designed
+/// them in its MCP reference but published no schema), which have nothing to agree with: the
+/// pair's input schema names a tool, and the reference has no input schema of that file name.
+fn unshipped_tool(
+    path: &str,
+    ours: &std::collections::BTreeMap<String, serde_json::Value>,
+    theirs: &std::collections::BTreeMap<String, serde_json::Value>,
+) -> bool {
+    let Some(base) = path
+        .strip_suffix("-input.schema.json")
+        .or_else(|| path.strip_suffix("-response.schema.json"))
+    else {
+        return false;
+    };
+    let input = format!("{base}-input.schema.json");
+    ours.get(&input)
+        .is_some_and(|doc| doc.get("x-theurian-tool").is_some())
+        && !theirs.contains_key(&input)
+}
+
 #[test]
 #[ignore = "reference group: reads ../shared, which only CI and the team's machines have; .ci/run runs it"]
 fn every_schema_agrees_with_the_reference_structurally() {
@@ -85,7 +105,7 @@ fn every_schema_agrees_with_the_reference_structurally() {
             .map_or(path.as_str(), |(_, r)| *r);
         let Some(reference) = theirs.get(reference_path) else {
             assert!(
-                OURS_ONLY.iter().any(|(p, _)| p == path),
+                OURS_ONLY.iter().any(|(p, _)| p == path) || unshipped_tool(path, &ours, &theirs),
                 "{path} has no reference counterpart and is not listed in OURS_ONLY"
             );
             continue;
