@@ -14,6 +14,88 @@ pub const PROTOCOL_VERSION: &str = "theurian/v1";
     irrefutable_let_patterns
 )]
 pub mod mcp {
+    ///`ActiveBuild`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct ActiveBuild {
+        ///When the build was written, RFC 3339 in UTC.
+        #[serde(rename = "builtAt")]
+        pub built_at: ::std::string::String,
+        ///The knowledge state the build was made from.
+        #[serde(rename = "builtFrom")]
+        pub built_from: StateHash,
+        ///The model behind the build's dense vectors; empty when it has none (`--no-embeddings`).
+        #[serde(rename = "embeddingModel")]
+        pub embedding_model: ::std::string::String,
+        ///The build's id, as `retrieval.indexBuildId` of a search answered from it reports.
+        #[serde(rename = "indexBuildId")]
+        pub index_build_id: ActiveBuildIndexBuildId,
+        ///Whether drafts and proposals were indexed too (`theurian index build --include-unapproved`).
+        #[serde(rename = "indexesUnapproved")]
+        pub indexes_unapproved: bool,
+        ///Items the build holds, counted when it was written.
+        pub items: u64,
+        ///Passages (chunks) the build holds.
+        pub passages: u64,
+        ///Whether the build carries a RAPTOR summary forest (`--raptor`).
+        pub raptor: bool,
+        ///Whether `builtFrom` differs from `stateHash`. A stale build still answers: withdrawn or changed knowledge is filtered out at answer time, but knowledge added since is missing from rankings.
+        pub stale: bool,
+    }
+    ///The build's id, as `retrieval.indexBuildId` of a search answered from it reports.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ActiveBuildIndexBuildId(::std::string::String);
+    impl ::std::ops::Deref for ActiveBuildIndexBuildId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ActiveBuildIndexBuildId> for ::std::string::String {
+        fn from(value: ActiveBuildIndexBuildId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ActiveBuildIndexBuildId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ActiveBuildIndexBuildId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ActiveBuildIndexBuildId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ActiveBuildIndexBuildId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///Agent label.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -568,6 +650,93 @@ pub mod mcp {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self(value.to_string()))
+        }
+    }
+    ///Why no index answered, as a stable token a client can act on without parsing `note`. Null whenever an index answered.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum FallbackReason {
+        #[serde(rename = "no-index")]
+        NoIndex,
+        #[serde(rename = "index-pointer-invalid")]
+        IndexPointerInvalid,
+        #[serde(rename = "index-file-missing")]
+        IndexFileMissing,
+        #[serde(rename = "index-schema-mismatch")]
+        IndexSchemaMismatch,
+        #[serde(rename = "index-unreadable")]
+        IndexUnreadable,
+        #[serde(rename = "index-project-mismatch")]
+        IndexProjectMismatch,
+        #[serde(rename = "index-unbuilt")]
+        IndexUnbuilt,
+        #[serde(rename = "unapproved-not-indexed")]
+        UnapprovedNotIndexed,
+        #[serde(rename = "serving-profile-mismatch")]
+        ServingProfileMismatch,
+        #[serde(rename = "index-purge-failed")]
+        IndexPurgeFailed,
+    }
+    impl ::std::fmt::Display for FallbackReason {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::NoIndex => f.write_str("no-index"),
+                Self::IndexPointerInvalid => f.write_str("index-pointer-invalid"),
+                Self::IndexFileMissing => f.write_str("index-file-missing"),
+                Self::IndexSchemaMismatch => f.write_str("index-schema-mismatch"),
+                Self::IndexUnreadable => f.write_str("index-unreadable"),
+                Self::IndexProjectMismatch => f.write_str("index-project-mismatch"),
+                Self::IndexUnbuilt => f.write_str("index-unbuilt"),
+                Self::UnapprovedNotIndexed => f.write_str("unapproved-not-indexed"),
+                Self::ServingProfileMismatch => f.write_str("serving-profile-mismatch"),
+                Self::IndexPurgeFailed => f.write_str("index-purge-failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for FallbackReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "no-index" => Ok(Self::NoIndex),
+                "index-pointer-invalid" => Ok(Self::IndexPointerInvalid),
+                "index-file-missing" => Ok(Self::IndexFileMissing),
+                "index-schema-mismatch" => Ok(Self::IndexSchemaMismatch),
+                "index-unreadable" => Ok(Self::IndexUnreadable),
+                "index-project-mismatch" => Ok(Self::IndexProjectMismatch),
+                "index-unbuilt" => Ok(Self::IndexUnbuilt),
+                "unapproved-not-indexed" => Ok(Self::UnapprovedNotIndexed),
+                "serving-profile-mismatch" => Ok(Self::ServingProfileMismatch),
+                "index-purge-failed" => Ok(Self::IndexPurgeFailed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FallbackReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for FallbackReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
         }
     }
     ///How old the revision is and whether it is inside its declared validity window.
@@ -2641,13 +2810,12 @@ pub mod mcp {
         ///The embedding model the dense retriever used, or an empty string when dense retrieval did not run (not requested, not configured, or the index was embedded by another model). Depends only on the index and the call's parameters, never on what matched.
         #[serde(rename = "embeddingModel")]
         pub embedding_model: ::std::string::String,
-        ///Why no index answered, as a stable token a client can act on without parsing `note`. Null whenever an index answered.
         #[serde(
             default,
             rename = "fallbackReason",
             deserialize_with = "::std::option::Option::deserialize"
         )]
-        pub fallback_reason: ::std::option::Option<RetrievalMetadataFallbackReason>,
+        pub fallback_reason: ::std::option::Option<FallbackReason>,
         ///The id of the index build that answered, as recorded in the project's active-index pointer. Null on the fallback path. No format is promised: the value comes from a local, unsigned file.
         #[serde(
             default,
@@ -2680,94 +2848,6 @@ pub mod mcp {
         ///Estimated tokens spent by the returned results, each priced as serialised in full (labels and anchors included).
         #[serde(rename = "usedTokens")]
         pub used_tokens: u64,
-    }
-    ///Why no index answered, as a stable token a client can act on without parsing `note`. Null whenever an index answered.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RetrievalMetadataFallbackReason {
-        #[serde(rename = "no-index")]
-        NoIndex,
-        #[serde(rename = "index-pointer-invalid")]
-        IndexPointerInvalid,
-        #[serde(rename = "index-file-missing")]
-        IndexFileMissing,
-        #[serde(rename = "index-schema-mismatch")]
-        IndexSchemaMismatch,
-        #[serde(rename = "index-unreadable")]
-        IndexUnreadable,
-        #[serde(rename = "index-project-mismatch")]
-        IndexProjectMismatch,
-        #[serde(rename = "index-unbuilt")]
-        IndexUnbuilt,
-        #[serde(rename = "unapproved-not-indexed")]
-        UnapprovedNotIndexed,
-        #[serde(rename = "serving-profile-mismatch")]
-        ServingProfileMismatch,
-        #[serde(rename = "index-purge-failed")]
-        IndexPurgeFailed,
-    }
-    impl ::std::fmt::Display for RetrievalMetadataFallbackReason {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::NoIndex => f.write_str("no-index"),
-                Self::IndexPointerInvalid => f.write_str("index-pointer-invalid"),
-                Self::IndexFileMissing => f.write_str("index-file-missing"),
-                Self::IndexSchemaMismatch => f.write_str("index-schema-mismatch"),
-                Self::IndexUnreadable => f.write_str("index-unreadable"),
-                Self::IndexProjectMismatch => f.write_str("index-project-mismatch"),
-                Self::IndexUnbuilt => f.write_str("index-unbuilt"),
-                Self::UnapprovedNotIndexed => f.write_str("unapproved-not-indexed"),
-                Self::ServingProfileMismatch => f.write_str("serving-profile-mismatch"),
-                Self::IndexPurgeFailed => f.write_str("index-purge-failed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RetrievalMetadataFallbackReason {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "no-index" => Ok(Self::NoIndex),
-                "index-pointer-invalid" => Ok(Self::IndexPointerInvalid),
-                "index-file-missing" => Ok(Self::IndexFileMissing),
-                "index-schema-mismatch" => Ok(Self::IndexSchemaMismatch),
-                "index-unreadable" => Ok(Self::IndexUnreadable),
-                "index-project-mismatch" => Ok(Self::IndexProjectMismatch),
-                "index-unbuilt" => Ok(Self::IndexUnbuilt),
-                "unapproved-not-indexed" => Ok(Self::UnapprovedNotIndexed),
-                "serving-profile-mismatch" => Ok(Self::ServingProfileMismatch),
-                "index-purge-failed" => Ok(Self::IndexPurgeFailed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RetrievalMetadataFallbackReason {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for RetrievalMetadataFallbackReason {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
     }
     ///Which retrievers stand behind the results actually returned (not behind candidates that were later withheld).
     #[derive(
@@ -6050,6 +6130,57 @@ pub mod mcp {
                 })
         }
     }
+    ///Only the shared project context; any other key is refused.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct SystemIndexStatusInput {
+        ///Agent label.
+        #[serde(
+            rename = "agentId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub agent_id: ::std::option::Option<AgentId>,
+        ///Project id from project.list.
+        #[serde(rename = "projectId")]
+        pub project_id: ProjectId,
+        ///Pin to an earlier stateHash.
+        #[serde(
+            rename = "snapshotId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub snapshot_id: ::std::option::Option<SnapshotId>,
+        ///Task label.
+        #[serde(
+            rename = "taskId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub task_id: ::std::option::Option<TaskId>,
+    }
+    ///The complete `structuredContent` of an index report. All six keys are always sent. A build this deployment may not read (another project's, one made elsewhere, one made under another sensitivity ceiling) is never described: `active` is then null and `fallbackReason` names the case, so the report discloses nothing the caller could not search.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct SystemIndexStatusResponse {
+        ///The published build knowledge.search ranks from, or null when no build can answer (then `fallbackReason` is set and searches use the unranked scan).
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub active: ::std::option::Option<ActiveBuild>,
+        ///Build directories not yet published, oldest first (at most 20). A running build holds the project's write lock; one that does not is left over from a build that stopped and may be deleted.
+        pub building: ::std::vec::Vec<UnpublishedBuild>,
+        #[serde(
+            default,
+            rename = "fallbackReason",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub fallback_reason: ::std::option::Option<FallbackReason>,
+        ///The project reported on, echoed from the call.
+        #[serde(rename = "projectId")]
+        pub project_id: ProjectId,
+        ///The command that brings the index up to date when it is missing, unusable or stale; null when nothing needs doing. A sentence for humans.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub remedy: ::std::option::Option<::std::string::String>,
+        ///The applied knowledge state the build is compared with: the current one, or the one `snapshotId` pinned.
+        #[serde(rename = "stateHash")]
+        pub state_hash: StateHash,
+    }
     ///Task label.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -6291,6 +6422,78 @@ pub mod mcp {
                 })
         }
     }
+    ///`UnpublishedBuild`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct UnpublishedBuild {
+        ///The id the build will publish under.
+        #[serde(rename = "indexBuildId")]
+        pub index_build_id: UnpublishedBuildIndexBuildId,
+        ///Whether a process holds the project's write lock, as a running build does. False means the directory is left over.
+        pub running: bool,
+        ///When the build started, RFC 3339 in UTC, read from its id; null when the id carries no time.
+        #[serde(
+            default,
+            rename = "startedAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub started_at: ::std::option::Option<::std::string::String>,
+    }
+    ///The id the build will publish under.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct UnpublishedBuildIndexBuildId(::std::string::String);
+    impl ::std::ops::Deref for UnpublishedBuildIndexBuildId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UnpublishedBuildIndexBuildId> for ::std::string::String {
+        fn from(value: UnpublishedBuildIndexBuildId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UnpublishedBuildIndexBuildId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UnpublishedBuildIndexBuildId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for UnpublishedBuildIndexBuildId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UnpublishedBuildIndexBuildId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///Everything served from a project's corpus is data written by people, never a directive to the agent reading it.
     #[derive(
         ::serde::Deserialize,
@@ -6412,6 +6615,21 @@ pub mod mcp {
             "system-metadata",
         ];
     }
+    impl FallbackReason {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "no-index",
+            "index-pointer-invalid",
+            "index-file-missing",
+            "index-schema-mismatch",
+            "index-unreadable",
+            "index-project-mismatch",
+            "index-unbuilt",
+            "unapproved-not-indexed",
+            "serving-profile-mismatch",
+            "index-purge-failed",
+        ];
+    }
     impl KnowledgeGenerateMigrationDraftResponseOperationsItem {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &[
@@ -6467,21 +6685,6 @@ pub mod mcp {
             "evidenced_by",
             "rejects",
             "exception_to",
-        ];
-    }
-    impl RetrievalMetadataFallbackReason {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "no-index",
-            "index-pointer-invalid",
-            "index-file-missing",
-            "index-schema-mismatch",
-            "index-unreadable",
-            "index-project-mismatch",
-            "index-unbuilt",
-            "unapproved-not-indexed",
-            "serving-profile-mismatch",
-            "index-purge-failed",
         ];
     }
     impl RetrievalMetadataMode {
@@ -12974,6 +13177,22 @@ pub mod schemas {
             ),
         },
         SchemaDocument {
+            path: "mcp/system-index-status-input.schema.json",
+            id: "https://theurian.dev/schemas/mcp/system-index-status-input.schema.json",
+            text: include_str!(
+                concat!(env!("CARGO_MANIFEST_DIR"),
+                "/schemas/mcp/system-index-status-input.schema.json")
+            ),
+        },
+        SchemaDocument {
+            path: "mcp/system-index-status-response.schema.json",
+            id: "https://theurian.dev/schemas/mcp/system-index-status-response.schema.json",
+            text: include_str!(
+                concat!(env!("CARGO_MANIFEST_DIR"),
+                "/schemas/mcp/system-index-status-response.schema.json")
+            ),
+        },
+        SchemaDocument {
             path: "mcp/tool-context.schema.json",
             id: "https://theurian.dev/schemas/mcp/tool-context.schema.json",
             text: include_str!(
@@ -13050,6 +13269,9 @@ macro_rules! with_tools {
         (system_capabilities, SystemCapabilities, "system.capabilities",
         SystemCapabilitiesInput, SystemCapabilitiesResponse,
         " `system.capabilities`: Build version, protocol version, features."),
+        (system_index_status, SystemIndexStatus, "system.indexStatus",
+        SystemIndexStatusInput, SystemIndexStatusResponse,
+        " `system.indexStatus`: A project's search index: the build that answers, whether it is stale, builds under way."),
         (knowledge_generate_migration_draft, KnowledgeGenerateMigrationDraft,
         "knowledge.generateMigrationDraft", KnowledgeGenerateMigrationDraftInput,
         KnowledgeGenerateMigrationDraftResponse,
@@ -13079,6 +13301,7 @@ pub mod tools {
         ReviewFindings,
         ReviewSearch,
         SystemCapabilities,
+        SystemIndexStatus,
         KnowledgeGenerateMigrationDraft,
         KnowledgeProposeChange,
         ReviewGenerateKnowledgeCandidate,
@@ -13114,7 +13337,7 @@ pub mod tools {
         pub input_fields: &'static [&'static str],
     }
     /// All tools, in the order `tools/list` publishes them.
-    pub const TOOLS: [ToolSpec; 10usize] = [
+    pub const TOOLS: [ToolSpec; 11usize] = [
         ToolSpec {
             id: ToolId::KnowledgeGet,
             name: "knowledge.get",
@@ -13279,6 +13502,17 @@ pub mod tools {
             input_fields: &[],
         },
         ToolSpec {
+            id: ToolId::SystemIndexStatus,
+            name: "system.indexStatus",
+            underscore_name: "system_indexStatus",
+            summary: "A project's search index: the build that answers, whether it is stale, builds under way.",
+            intent: Intent::ReadOnly,
+            input_schema: "mcp/system-index-status-input.schema.json",
+            response_schema: "mcp/system-index-status-response.schema.json",
+            schema_keys: &["agentId", "projectId", "snapshotId", "taskId"],
+            input_fields: &["agentId", "projectId", "snapshotId", "taskId"],
+        },
+        ToolSpec {
             id: ToolId::KnowledgeGenerateMigrationDraft,
             name: "knowledge.generateMigrationDraft",
             underscore_name: "knowledge_generateMigrationDraft",
@@ -13427,6 +13661,7 @@ pub mod tools {
                 ToolId::ReviewFindings => &TOOLS[ToolId::ReviewFindings as usize],
                 ToolId::ReviewSearch => &TOOLS[ToolId::ReviewSearch as usize],
                 ToolId::SystemCapabilities => &TOOLS[ToolId::SystemCapabilities as usize],
+                ToolId::SystemIndexStatus => &TOOLS[ToolId::SystemIndexStatus as usize],
                 ToolId::KnowledgeGenerateMigrationDraft => {
                     &TOOLS[ToolId::KnowledgeGenerateMigrationDraft as usize]
                 }
@@ -13449,6 +13684,9 @@ pub mod tools {
                 "review.search" | "review_search" => Some(ToolId::ReviewSearch),
                 "system.capabilities" | "system_capabilities" => {
                     Some(ToolId::SystemCapabilities)
+                }
+                "system.indexStatus" | "system_indexStatus" => {
+                    Some(ToolId::SystemIndexStatus)
                 }
                 "knowledge.generateMigrationDraft"
                 | "knowledge_generateMigrationDraft" => {
@@ -13484,6 +13722,8 @@ pub mod tools {
         const REVIEW_SEARCH: Option<KeyUsage>;
         /// Whether this build serves `system.capabilities`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
         const SYSTEM_CAPABILITIES: Option<KeyUsage>;
+        /// Whether this build serves `system.indexStatus`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        const SYSTEM_INDEX_STATUS: Option<KeyUsage>;
         /// Whether this build serves `knowledge.generateMigrationDraft`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
         const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage>;
         /// Whether this build serves `knowledge.proposeChange`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
@@ -13527,6 +13767,13 @@ pub mod tools {
         ) -> impl Future<
             Output = Result<mcp::SystemCapabilitiesResponse, Refusal>,
         > + Send;
+        /// Answers `system.indexStatus` with arguments that already passed the validation seat.
+        fn system_index_status(
+            &self,
+            input: mcp::SystemIndexStatusInput,
+        ) -> impl Future<
+            Output = Result<mcp::SystemIndexStatusResponse, Refusal>,
+        > + Send;
         /// Answers `knowledge.generateMigrationDraft` with arguments that already passed the validation seat.
         fn knowledge_generate_migration_draft(
             &self,
@@ -13558,6 +13805,7 @@ pub mod tools {
                 ToolId::ReviewFindings => Self::REVIEW_FINDINGS,
                 ToolId::ReviewSearch => Self::REVIEW_SEARCH,
                 ToolId::SystemCapabilities => Self::SYSTEM_CAPABILITIES,
+                ToolId::SystemIndexStatus => Self::SYSTEM_INDEX_STATUS,
                 ToolId::KnowledgeGenerateMigrationDraft => {
                     Self::KNOWLEDGE_GENERATE_MIGRATION_DRAFT
                 }
@@ -13608,6 +13856,11 @@ pub mod tools {
             }
             ToolId::SystemCapabilities => {
                 serde_json::from_value::<mcp::SystemCapabilitiesInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::SystemIndexStatus => {
+                serde_json::from_value::<mcp::SystemIndexStatusInput>(arguments)
                     .map(drop)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))
             }
@@ -13685,6 +13938,14 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.system_capabilities(input).await?;
+                Ok(crate::answer::Answer::new(output))
+            }
+            ToolId::SystemIndexStatus => {
+                let input: mcp::SystemIndexStatusInput = serde_json::from_value(
+                        arguments,
+                    )
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
+                let output = handlers.system_index_status(input).await?;
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeGenerateMigrationDraft => {

@@ -349,6 +349,7 @@ pub(crate) fn flatten_group(
     set: &SchemaSet,
 ) -> Result<Flattened, CodegenError> {
     let names = Names::assign(files, set)?;
+    let mut nullable_defs = std::collections::BTreeSet::new();
     let mut flat = Flattened {
         definitions: Vec::new(),
         fixed_values: Vec::new(),
@@ -365,14 +366,20 @@ pub(crate) fn flatten_group(
         }
         if let Some(map) = f.doc.get("$defs").and_then(Value::as_object) {
             for (key, def) in map {
-                let v = rewrite(def, set, f, &names)?;
+                let mut v = rewrite(def, set, f, &names)?;
                 let name = names.defs[&(f.rel_path.as_str(), key.clone())].clone();
+                if strip_null_value(&mut v) {
+                    nullable_defs.insert(format!("#/definitions/{name}"));
+                }
                 if let Some(fixed) = lone_const(&v) {
                     flat.fixed_values.push((name.clone(), fixed));
                 }
                 flat.definitions.push((name, v));
             }
         }
+    }
+    for (_, schema) in &mut flat.definitions {
+        null_beside_refs(schema, &nullable_defs);
     }
     let shared: Vec<String> = shared_schemas(files, set)?
         .iter()
@@ -520,6 +527,45 @@ fn hoist_properties(
         out.push((key.clone(), def));
     }
     out
+}
+
+/// Drops `null` from a definition's `enum`, saying whether it was there. typify would make a
+/// nullable enumeration a newtype over an `Option` of itself under the same name; the `null`
+/// moves to every use instead ([`null_beside_refs`]), where it becomes an `Option` field.
+fn strip_null_value(schema: &mut Value) -> bool {
+    let Some(Value::Array(values)) = schema.get_mut("enum") else {
+        return false;
+    };
+    let before = values.len();
+    values.retain(|v| !v.is_null());
+    values.len() != before
+}
+
+/// Rewrites each `$ref` to a definition in `nullable` as `oneOf: [$ref, null]`, keeping the
+/// description beside it.
+fn null_beside_refs(node: &mut Value, nullable: &std::collections::BTreeSet<String>) {
+    match node {
+        Value::Object(map) => {
+            let target = map.get("$ref").and_then(Value::as_str).map(str::to_owned);
+            if let Some(target) = target.filter(|t| nullable.contains(t)) {
+                map.remove("$ref");
+                map.insert(
+                    "oneOf".into(),
+                    serde_json::json!([{ "$ref": target }, { "type": "null" }]),
+                );
+                return;
+            }
+            for v in map.values_mut() {
+                null_beside_refs(v, nullable);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                null_beside_refs(v, nullable);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Drops `null` from a `type` list, saying whether it was there.

@@ -79,6 +79,7 @@ pub fn prepared() -> (tempfile::TempDir, PathBuf, Value) {
         "project.list": {},
         "system.capabilities": {},
         "knowledge.status": {"projectId": PROJECT},
+        "system.indexStatus": {"projectId": PROJECT},
         "knowledge.search": {"projectId": PROJECT, "query": "idempotency key", "limit": 3},
         "knowledge.get": {"projectId": PROJECT, "itemId": "decision.idempotency-keys"},
         "review.findings": {"projectId": PROJECT},

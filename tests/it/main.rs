@@ -36,6 +36,7 @@ mod findings;
 mod fixture;
 mod fuzz;
 mod generated;
+mod index_status;
 mod ingest;
 mod key_sets;
 mod knowledge;

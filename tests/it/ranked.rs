@@ -10,7 +10,7 @@ use theurian_protocol::seat::Seat;
 use theurian_protocol::tools::ToolId;
 use theurian_server::ToolNames;
 
-async fn daemon_for(repo: &Repo) -> Daemon {
+pub(crate) async fn daemon_for(repo: &Repo) -> Daemon {
     Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
         DataDir::at(repo.data.path()),
@@ -31,7 +31,7 @@ fn search_body(result: &Value) -> Value {
 
 /// Gives items of a [`project_with`] repository new public, approved revisions in one committed
 /// and applied migration. Each entry is (its position in `project_with`, item id, new body).
-fn revise(repo: &Repo, items: &[(usize, &str, &str)]) {
+pub(crate) fn revise(repo: &Repo, items: &[(usize, &str, &str)]) {
     let dir = repo.dir.path().join(".theurian");
     let mut operations = String::new();
     let mut after = Vec::new();
@@ -80,7 +80,7 @@ pub(crate) fn built(repo: &Repo) -> (Value, std::path::PathBuf) {
 
 /// A repository with one migration per (item, sensitivity, body), committed and applied. The
 /// items are the test's own: no corpus lies beneath them, and no `config.yaml` (the defaults).
-fn project_with(items: &[(&str, &str, &str)]) -> Repo {
+pub(crate) fn project_with(items: &[(&str, &str, &str)]) -> Repo {
     let source = tempfile::tempdir().expect("tempdir");
     let dir = source.path().join(".theurian");
     std::fs::create_dir_all(dir.join("knowledge")).expect("mkdir");

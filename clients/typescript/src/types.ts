@@ -551,10 +551,7 @@ export type RetrievalMetadata = {
    * The embedding model the dense retriever used, or an empty string when dense retrieval did not run (not requested, not configured, or the index was embedded by another model). Depends only on the index and the call's parameters, never on what matched.
    */
   embeddingModel: string;
-  /**
-   * Why no index answered, as a stable token a client can act on without parsing `note`. Null whenever an index answered.
-   */
-  fallbackReason: null | "no-index" | "index-pointer-invalid" | "index-file-missing" | "index-schema-mismatch" | "index-unreadable" | "index-project-mismatch" | "index-unbuilt" | "unapproved-not-indexed" | "serving-profile-mismatch" | "index-purge-failed";
+  fallbackReason: FallbackReason | null;
   /**
    * The canonical state this answer was read from: the same string `knowledge.status` reports as `stateHash`. Pass it back as the `snapshotId` argument to pin later calls to this state. Never null, and identical on both paths.
    */
@@ -572,6 +569,11 @@ export type RetrievalMetadata = {
    */
   note: string;
 };
+
+/**
+ * Why no index answered, as a stable token a client can act on without parsing `note`. Null whenever an index answered.
+ */
+export type FallbackReason = "no-index" | "index-pointer-invalid" | "index-file-missing" | "index-schema-mismatch" | "index-unreadable" | "index-project-mismatch" | "index-unbuilt" | "unapproved-not-indexed" | "serving-profile-mismatch" | "index-purge-failed";
 
 /**
  * A single search result: which item and revision matched, a one-line excerpt, the item's lifecycle and trust labels, where the knowledge came from, and the safety labels that mark it as data. Every key listed in `required` is always sent; `fusedScore`/`foundBy` and `raptorPath` appear only when they apply. The `$defs` here are shared with the `knowledge.get` response so the two agree on every common key.
@@ -1226,6 +1228,109 @@ export type SystemCapabilitiesResponse = {
 };
 
 /**
+ * Only the shared project context; any other key is refused.
+ */
+export type SystemIndexStatusInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
+};
+
+/**
+ * The complete `structuredContent` of an index report. All six keys are always sent. A build this deployment may not read (another project's, one made elsewhere, one made under another sensitivity ceiling) is never described: `active` is then null and `fallbackReason` names the case, so the report discloses nothing the caller could not search.
+ */
+export type SystemIndexStatusResponse = {
+  /**
+   * The project reported on, echoed from the call.
+   */
+  projectId: ProjectId;
+  /**
+   * The applied knowledge state the build is compared with: the current one, or the one `snapshotId` pinned.
+   */
+  stateHash: StateHash;
+  /**
+   * The published build knowledge.search ranks from, or null when no build can answer (then `fallbackReason` is set and searches use the unranked scan).
+   */
+  active: null | ActiveBuild;
+  fallbackReason: FallbackReason | null;
+  /**
+   * Build directories not yet published, oldest first (at most 20). A running build holds the project's write lock; one that does not is left over from a build that stopped and may be deleted.
+   */
+  building: UnpublishedBuild[];
+  /**
+   * The command that brings the index up to date when it is missing, unusable or stale; null when nothing needs doing. A sentence for humans.
+   */
+  remedy: string | null;
+};
+
+export type ActiveBuild = {
+  /**
+   * The build's id, as `retrieval.indexBuildId` of a search answered from it reports.
+   */
+  indexBuildId: string;
+  /**
+   * The knowledge state the build was made from.
+   */
+  builtFrom: StateHash;
+  /**
+   * Whether `builtFrom` differs from `stateHash`. A stale build still answers: withdrawn or changed knowledge is filtered out at answer time, but knowledge added since is missing from rankings.
+   */
+  stale: boolean;
+  /**
+   * When the build was written, RFC 3339 in UTC.
+   */
+  builtAt: string;
+  /**
+   * Items the build holds, counted when it was written.
+   */
+  items: number;
+  /**
+   * Passages (chunks) the build holds.
+   */
+  passages: number;
+  /**
+   * Whether drafts and proposals were indexed too (`theurian index build --include-unapproved`).
+   */
+  indexesUnapproved: boolean;
+  /**
+   * The model behind the build's dense vectors; empty when it has none (`--no-embeddings`).
+   */
+  embeddingModel: string;
+  /**
+   * Whether the build carries a RAPTOR summary forest (`--raptor`).
+   */
+  raptor: boolean;
+};
+
+export type UnpublishedBuild = {
+  /**
+   * The id the build will publish under.
+   */
+  indexBuildId: string;
+  /**
+   * When the build started, RFC 3339 in UTC, read from its id; null when the id carries no time.
+   */
+  startedAt: string | null;
+  /**
+   * Whether a process holds the project's write lock, as a running build does. False means the directory is left over.
+   */
+  running: boolean;
+};
+
+/**
  * Pin to an earlier stateHash.
  */
 export type SnapshotId = string;
@@ -1278,6 +1383,8 @@ export interface Tools {
   "review.search": { input: ReviewSearchInput; response: ReviewSearchResponse; intent: "read-only" };
   /** Build version, protocol version, features. */
   "system.capabilities": { input: SystemCapabilitiesInput; response: SystemCapabilitiesResponse; intent: "read-only" };
+  /** A project's search index: the build that answers, whether it is stale, builds under way. */
+  "system.indexStatus": { input: SystemIndexStatusInput; response: SystemIndexStatusResponse; intent: "read-only" };
   /** Propose structural changes (deprecations, relations, aliases) for review. */
   "knowledge.generateMigrationDraft": { input: KnowledgeGenerateMigrationDraftInput; response: KnowledgeGenerateMigrationDraftResponse; intent: "write-intent" };
   /** Propose a knowledge item or revision for human review. */
@@ -1298,6 +1405,7 @@ export const TOOL_NAMES = [
   "review.findings",
   "review.search",
   "system.capabilities",
+  "system.indexStatus",
   "knowledge.generateMigrationDraft",
   "knowledge.proposeChange",
   "review.generateKnowledgeCandidate",
@@ -1310,6 +1418,7 @@ export const PINNABLE_TOOLS = [
   "knowledge.status",
   "review.findings",
   "review.search",
+  "system.indexStatus",
   "knowledge.generateMigrationDraft",
   "knowledge.proposeChange",
   "review.generateKnowledgeCandidate",

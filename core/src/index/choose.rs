@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Why the ranked path stands aside: the schema's own fallback-reason tokens, so the reason a
 /// check finds is the one the response carries.
-pub use theurian_protocol::mcp::RetrievalMetadataFallbackReason as Fallback;
+pub use theurian_protocol::mcp::FallbackReason as Fallback;
 
 /// The published build that may answer, or why none may.
 pub fn choose(

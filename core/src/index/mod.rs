@@ -20,4 +20,5 @@ pub mod purge;
 pub mod raptor;
 pub mod runs;
 pub mod search;
+pub mod status;
 pub mod terms;

@@ -54,3 +54,23 @@ pub fn acquire(runtime_dir: &Path, wait: Duration) -> Result<WriteLock, CoreErro
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Whether some process holds the project's write lock now (a migration apply or an index
+/// build running). Asked without ever waiting and without creating the lock file: a shared
+/// lock is tried and let go at once, so a writer that starts in that instant retries its own
+/// lock 50 ms later, as it would for any other reader of this answer.
+pub fn held(runtime_dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(runtime_dir.join("write.lock"))
+    else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor `file` owns for the duration of the call; the lock, when
+    // taken, is released when `file` closes at the end of this function.
+    let refused = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 };
+    refused && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+}

@@ -17,6 +17,7 @@ mod review_search;
 mod review_shared;
 mod shape;
 mod system_capabilities;
+mod system_index_status;
 
 use crate::state::AppState;
 use theurian_protocol::mcp;
@@ -91,6 +92,10 @@ impl ToolHandlers for Handlers {
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const SYSTEM_CAPABILITIES: Option<KeyUsage> = Some(KeyUsage::NONE);
+    const SYSTEM_INDEX_STATUS: Option<KeyUsage> = Some(KeyUsage {
+        read: &["projectId", "snapshotId"],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
     const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage> = Some(KeyUsage {
         read: &[
             "projectId",
@@ -224,5 +229,12 @@ impl ToolHandlers for Handlers {
         input: mcp::SystemCapabilitiesInput,
     ) -> Result<mcp::SystemCapabilitiesResponse, Refusal> {
         system_capabilities::answer(input)
+    }
+
+    async fn system_index_status(
+        &self,
+        input: mcp::SystemIndexStatusInput,
+    ) -> Result<mcp::SystemIndexStatusResponse, Refusal> {
+        system_index_status::answer(&self.state, input).await
     }
 }

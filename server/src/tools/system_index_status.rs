@@ -1,0 +1,83 @@
+//! `system.indexStatus`: an adapter over [`theurian_core::index::status`] — the build a search
+//! ranks from (or why none may), its staleness against the answering state, and builds not yet
+//! published. A build the caller may not read is reported only by its fallback reason.
+
+use super::project::open;
+use crate::state::AppState;
+use theurian_core::index::status::{cure, status, Active, Building};
+use theurian_protocol::mcp::{
+    ActiveBuild, SystemIndexStatusInput, SystemIndexStatusResponse, UnpublishedBuild,
+};
+use theurian_protocol::Refusal;
+
+const TOOL: &str = "system.indexStatus";
+
+fn bad(e: impl std::fmt::Display) -> Refusal {
+    Refusal::internal(TOOL, &e)
+}
+
+pub(crate) async fn answer(
+    state: &AppState,
+    input: SystemIndexStatusInput,
+) -> Result<SystemIndexStatusResponse, Refusal> {
+    let project = input.project_id.as_str();
+    let opened = open(
+        state,
+        project,
+        input.snapshot_id.as_ref().map(|s| s.as_str()),
+    )
+    .await?;
+    let answering = opened.resolved.state_hash.as_str();
+    let visible = state.visible_levels();
+    let found = status(
+        &state.data,
+        &opened.resolved.root,
+        project,
+        &visible,
+        &state.indexes,
+    );
+    let (active, fallback_reason, remedy) = match found.active {
+        Ok(a) => {
+            let stale = a.pointer.state_hash != answering;
+            let remedy = stale.then(|| {
+                "Run `theurian index build` in the project: the build predates the applied knowledge, so what was added since is missing from rankings.".to_owned()
+            });
+            (Some(active_build(a, stale)?), None, remedy)
+        }
+        Err(reason) => (None, Some(reason), Some(cure(reason).to_owned())),
+    };
+    Ok(SystemIndexStatusResponse {
+        project_id: input.project_id.clone(),
+        state_hash: answering.try_into().map_err(bad)?,
+        active,
+        fallback_reason,
+        building: found
+            .building
+            .into_iter()
+            .map(unpublished)
+            .collect::<Result<_, _>>()?,
+        remedy,
+    })
+}
+
+fn active_build(a: Active, stale: bool) -> Result<ActiveBuild, Refusal> {
+    Ok(ActiveBuild {
+        index_build_id: a.pointer.index_build_id.try_into().map_err(bad)?,
+        built_from: a.pointer.state_hash.as_str().try_into().map_err(bad)?,
+        stale,
+        built_at: a.info.built_at,
+        items: a.info.items as u64,
+        passages: a.passages as u64,
+        indexes_unapproved: a.pointer.indexes_unapproved,
+        embedding_model: a.info.embedding_model,
+        raptor: a.raptor,
+    })
+}
+
+fn unpublished(b: Building) -> Result<UnpublishedBuild, Refusal> {
+    Ok(UnpublishedBuild {
+        index_build_id: b.id.try_into().map_err(bad)?,
+        started_at: b.started_at,
+        running: b.running,
+    })
+}
