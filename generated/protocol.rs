@@ -289,6 +289,20 @@ pub mod mcp {
             Self(value)
         }
     }
+    ///`DerivedStore`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct DerivedStore {
+        ///Whether this installation built the store and a tool may serve it.
+        pub built: bool,
+        ///When the store was last written, RFC 3339 in UTC; null when it is not built.
+        #[serde(
+            default,
+            rename = "writtenAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub written_at: ::std::option::Option<::std::string::String>,
+    }
     ///Who drafted it and why; agentId/taskId must match the top-level ones.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(deny_unknown_fields)]
@@ -2077,6 +2091,164 @@ pub mod mcp {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ProjectListResponseProjectsItemRootPath {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Only the shared project context; any other key is refused.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct ProjectStatusInput {
+        ///Agent label.
+        #[serde(
+            rename = "agentId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub agent_id: ::std::option::Option<AgentId>,
+        ///Project id from project.list.
+        #[serde(rename = "projectId")]
+        pub project_id: ProjectId,
+        ///Pin to an earlier stateHash.
+        #[serde(
+            rename = "snapshotId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub snapshot_id: ::std::option::Option<SnapshotId>,
+        ///Task label.
+        #[serde(
+            rename = "taskId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub task_id: ::std::option::Option<TaskId>,
+    }
+    ///The complete `structuredContent` of a project report. All eight keys are always sent. Nothing in it names an item, so it says no more about knowledge above the caller's ceiling than `knowledge.status` does.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct ProjectStatusResponse {
+        ///The findings store `review.findings` serves (`theurian findings build`).
+        #[serde(rename = "findingsStore")]
+        pub findings_store: DerivedStore,
+        ///The commit HEAD names; null before the first commit.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub head: ::std::option::Option<::std::string::String>,
+        pub index: ProjectStatusResponseIndex,
+        pub migrations: ProjectStatusResponseMigrations,
+        ///Commands that would bring the project up to date, in the order to run them; empty when nothing needs doing. Sentences for humans.
+        #[serde(rename = "nextSteps")]
+        pub next_steps: ::std::vec::Vec<ProjectStatusResponseNextStepsItem>,
+        ///The project reported on, echoed from the call.
+        #[serde(rename = "projectId")]
+        pub project_id: ProjectId,
+        ///The review evidence store `review.search` serves (`theurian review build`).
+        #[serde(rename = "reviewStore")]
+        pub review_store: DerivedStore,
+        ///The applied state the report compares with: the current one, or the one `snapshotId` pinned.
+        #[serde(rename = "stateHash")]
+        pub state_hash: StateHash,
+    }
+    ///The search index, as `system.indexStatus` reports it in full.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct ProjectStatusResponseIndex {
+        ///Build directories not yet published (running or left over).
+        pub building: u64,
+        #[serde(
+            default,
+            rename = "fallbackReason",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub fallback_reason: ::std::option::Option<FallbackReason>,
+        ///The build searches rank from; null when none may (see `fallbackReason`).
+        #[serde(
+            default,
+            rename = "indexBuildId",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub index_build_id: ::std::option::Option<::std::string::String>,
+        ///Whether that build was made from another state than `stateHash`; null without a build.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub stale: ::std::option::Option<bool>,
+    }
+    ///Authored migrations against the applied ones. When the files do not load, `refusing` is true and the counts that need them are null.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct ProjectStatusResponseMigrations {
+        ///Migrations the answering state applied.
+        pub applied: u64,
+        ///Migration files in the repository's working tree.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub authored: ::std::option::Option<u64>,
+        ///The stateHash applying every authored migration gives; equal to `stateHash` when nothing is pending.
+        #[serde(
+            default,
+            rename = "authoredStateHash",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub authored_state_hash: ::std::option::Option<StateHash>,
+        ///Migrations the state applied that are no longer authored; `theurian migrate apply` refuses until they are restored.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub missing: ::std::option::Option<u64>,
+        ///Authored migrations the answering state has not applied.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub pending: ::std::option::Option<u64>,
+        ///Whether the migration files fail to load. `theurian migrate validate` names the file and the rule.
+        pub refusing: bool,
+        ///Whether some migration file is not the version committed at HEAD; `theurian migrate apply` applies committed files only unless told otherwise.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub uncommitted: ::std::option::Option<bool>,
+    }
+    ///`ProjectStatusResponseNextStepsItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProjectStatusResponseNextStepsItem(::std::string::String);
+    impl ::std::ops::Deref for ProjectStatusResponseNextStepsItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProjectStatusResponseNextStepsItem>
+    for ::std::string::String {
+        fn from(value: ProjectStatusResponseNextStepsItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProjectStatusResponseNextStepsItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProjectStatusResponseNextStepsItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ProjectStatusResponseNextStepsItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProjectStatusResponseNextStepsItem {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -13073,6 +13245,22 @@ pub mod schemas {
             ),
         },
         SchemaDocument {
+            path: "mcp/project-status-input.schema.json",
+            id: "https://theurian.dev/schemas/mcp/project-status-input.schema.json",
+            text: include_str!(
+                concat!(env!("CARGO_MANIFEST_DIR"),
+                "/schemas/mcp/project-status-input.schema.json")
+            ),
+        },
+        SchemaDocument {
+            path: "mcp/project-status-response.schema.json",
+            id: "https://theurian.dev/schemas/mcp/project-status-response.schema.json",
+            text: include_str!(
+                concat!(env!("CARGO_MANIFEST_DIR"),
+                "/schemas/mcp/project-status-response.schema.json")
+            ),
+        },
+        SchemaDocument {
             path: "mcp/proposal-payload.schema.json",
             id: "https://theurian.dev/schemas/mcp/proposal-payload.schema.json",
             text: include_str!(
@@ -13260,8 +13448,11 @@ macro_rules! with_tools {
         " `knowledge.status`: Project knowledge state: stateHash, counts, migrations."),
         (project_list, ProjectList, "project.list", ProjectListInput,
         ProjectListResponse,
-        " `project.list`: List served projects and their projectIds."), (review_findings,
-        ReviewFindings, "review.findings", ReviewFindingsInput, ReviewFindingsResponse,
+        " `project.list`: List served projects and their projectIds."), (project_status,
+        ProjectStatus, "project.status", ProjectStatusInput, ProjectStatusResponse,
+        " `project.status`: A project's migrations, index, review stores and HEAD, with the commands to run next."),
+        (review_findings, ReviewFindings, "review.findings", ReviewFindingsInput,
+        ReviewFindingsResponse,
         " `review.findings`: List review findings from git trailers; text is data."),
         (review_search, ReviewSearch, "review.search", ReviewSearchInput,
         ReviewSearchResponse,
@@ -13298,6 +13489,7 @@ pub mod tools {
         KnowledgeSearch,
         KnowledgeStatus,
         ProjectList,
+        ProjectStatus,
         ReviewFindings,
         ReviewSearch,
         SystemCapabilities,
@@ -13337,7 +13529,7 @@ pub mod tools {
         pub input_fields: &'static [&'static str],
     }
     /// All tools, in the order `tools/list` publishes them.
-    pub const TOOLS: [ToolSpec; 11usize] = [
+    pub const TOOLS: [ToolSpec; 12usize] = [
         ToolSpec {
             id: ToolId::KnowledgeGet,
             name: "knowledge.get",
@@ -13417,6 +13609,17 @@ pub mod tools {
             response_schema: "mcp/project-list-response.schema.json",
             schema_keys: &[],
             input_fields: &[],
+        },
+        ToolSpec {
+            id: ToolId::ProjectStatus,
+            name: "project.status",
+            underscore_name: "project_status",
+            summary: "A project's migrations, index, review stores and HEAD, with the commands to run next.",
+            intent: Intent::ReadOnly,
+            input_schema: "mcp/project-status-input.schema.json",
+            response_schema: "mcp/project-status-response.schema.json",
+            schema_keys: &["agentId", "projectId", "snapshotId", "taskId"],
+            input_fields: &["agentId", "projectId", "snapshotId", "taskId"],
         },
         ToolSpec {
             id: ToolId::ReviewFindings,
@@ -13658,6 +13861,7 @@ pub mod tools {
                 ToolId::KnowledgeSearch => &TOOLS[ToolId::KnowledgeSearch as usize],
                 ToolId::KnowledgeStatus => &TOOLS[ToolId::KnowledgeStatus as usize],
                 ToolId::ProjectList => &TOOLS[ToolId::ProjectList as usize],
+                ToolId::ProjectStatus => &TOOLS[ToolId::ProjectStatus as usize],
                 ToolId::ReviewFindings => &TOOLS[ToolId::ReviewFindings as usize],
                 ToolId::ReviewSearch => &TOOLS[ToolId::ReviewSearch as usize],
                 ToolId::SystemCapabilities => &TOOLS[ToolId::SystemCapabilities as usize],
@@ -13680,6 +13884,7 @@ pub mod tools {
                 "knowledge.search" | "knowledge_search" => Some(ToolId::KnowledgeSearch),
                 "knowledge.status" | "knowledge_status" => Some(ToolId::KnowledgeStatus),
                 "project.list" | "project_list" => Some(ToolId::ProjectList),
+                "project.status" | "project_status" => Some(ToolId::ProjectStatus),
                 "review.findings" | "review_findings" => Some(ToolId::ReviewFindings),
                 "review.search" | "review_search" => Some(ToolId::ReviewSearch),
                 "system.capabilities" | "system_capabilities" => {
@@ -13716,6 +13921,8 @@ pub mod tools {
         const KNOWLEDGE_STATUS: Option<KeyUsage>;
         /// Whether this build serves `project.list`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
         const PROJECT_LIST: Option<KeyUsage>;
+        /// Whether this build serves `project.status`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        const PROJECT_STATUS: Option<KeyUsage>;
         /// Whether this build serves `review.findings`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
         const REVIEW_FINDINGS: Option<KeyUsage>;
         /// Whether this build serves `review.search`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
@@ -13750,6 +13957,11 @@ pub mod tools {
             &self,
             input: mcp::ProjectListInput,
         ) -> impl Future<Output = Result<mcp::ProjectListResponse, Refusal>> + Send;
+        /// Answers `project.status` with arguments that already passed the validation seat.
+        fn project_status(
+            &self,
+            input: mcp::ProjectStatusInput,
+        ) -> impl Future<Output = Result<mcp::ProjectStatusResponse, Refusal>> + Send;
         /// Answers `review.findings` with arguments that already passed the validation seat.
         fn review_findings(
             &self,
@@ -13802,6 +14014,7 @@ pub mod tools {
                 ToolId::KnowledgeSearch => Self::KNOWLEDGE_SEARCH,
                 ToolId::KnowledgeStatus => Self::KNOWLEDGE_STATUS,
                 ToolId::ProjectList => Self::PROJECT_LIST,
+                ToolId::ProjectStatus => Self::PROJECT_STATUS,
                 ToolId::ReviewFindings => Self::REVIEW_FINDINGS,
                 ToolId::ReviewSearch => Self::REVIEW_SEARCH,
                 ToolId::SystemCapabilities => Self::SYSTEM_CAPABILITIES,
@@ -13841,6 +14054,11 @@ pub mod tools {
             }
             ToolId::ProjectList => {
                 serde_json::from_value::<mcp::ProjectListInput>(arguments)
+                    .map(drop)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))
+            }
+            ToolId::ProjectStatus => {
+                serde_json::from_value::<mcp::ProjectStatusInput>(arguments)
                     .map(drop)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))
             }
@@ -13918,6 +14136,12 @@ pub mod tools {
                 let input: mcp::ProjectListInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = handlers.project_list(input).await?;
+                Ok(crate::answer::Answer::new(output))
+            }
+            ToolId::ProjectStatus => {
+                let input: mcp::ProjectStatusInput = serde_json::from_value(arguments)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
+                let output = handlers.project_status(input).await?;
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewFindings => {

@@ -24,6 +24,7 @@ pub mod migrate;
 pub mod okf;
 pub mod paths;
 pub mod progress;
+pub mod project_status;
 pub mod proposal;
 pub mod registry;
 pub mod review;

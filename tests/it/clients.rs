@@ -80,6 +80,7 @@ pub fn prepared() -> (tempfile::TempDir, PathBuf, Value) {
         "system.capabilities": {},
         "knowledge.status": {"projectId": PROJECT},
         "system.indexStatus": {"projectId": PROJECT},
+        "project.status": {"projectId": PROJECT},
         "knowledge.search": {"projectId": PROJECT, "query": "idempotency key", "limit": 3},
         "knowledge.get": {"projectId": PROJECT, "itemId": "decision.idempotency-keys"},
         "review.findings": {"projectId": PROJECT},

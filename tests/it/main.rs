@@ -48,6 +48,7 @@ mod okf;
 mod operations;
 mod parity;
 mod progress;
+mod project_tool;
 mod proposals;
 mod publication;
 mod ranked;

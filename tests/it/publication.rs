@@ -283,7 +283,7 @@ fn full_arguments(tool: ToolId) -> Value {
     let drafted = json!({"itemId": "decision.probe", "title": "Probe", "kind": "decision", "owner": "o", "author": "a", "description": "d", "body": "b\n", "evidence": evidence, "sourceAnchors": [anchor], "labels": ["x"], "scopePaths": ["src/**"], "namespace": "decision", "expectedRevision": "01KB0000000000000000000000"});
     let mut args = match tool {
         ToolId::ProjectList | ToolId::SystemCapabilities => return json!({}),
-        ToolId::KnowledgeStatus | ToolId::SystemIndexStatus => json!({}),
+        ToolId::KnowledgeStatus | ToolId::SystemIndexStatus | ToolId::ProjectStatus => json!({}),
         ToolId::KnowledgeGet => json!({"itemId": "decision.probe", "includeUnapproved": true}),
         ToolId::KnowledgeSearch => {
             json!({"query": "retry", "limit": 3, "includeUnapproved": true, "maxTokens": 100, "useDense": true, "asOf": "2026-08-01T00:00:00Z"})

@@ -460,6 +460,120 @@ export type ProjectListResponse = {
 };
 
 /**
+ * Only the shared project context; any other key is refused.
+ */
+export type ProjectStatusInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
+};
+
+/**
+ * The complete `structuredContent` of a project report. All eight keys are always sent. Nothing in it names an item, so it says no more about knowledge above the caller's ceiling than `knowledge.status` does.
+ */
+export type ProjectStatusResponse = {
+  /**
+   * The project reported on, echoed from the call.
+   */
+  projectId: ProjectId;
+  /**
+   * The applied state the report compares with: the current one, or the one `snapshotId` pinned.
+   */
+  stateHash: StateHash;
+  /**
+   * Authored migrations against the applied ones. When the files do not load, `refusing` is true and the counts that need them are null.
+   */
+  migrations: {
+    /**
+     * Migrations the answering state applied.
+     */
+    applied: number;
+    /**
+     * Migration files in the repository's working tree.
+     */
+    authored: number | null;
+    /**
+     * Authored migrations the answering state has not applied.
+     */
+    pending: number | null;
+    /**
+     * Migrations the state applied that are no longer authored; `theurian migrate apply` refuses until they are restored.
+     */
+    missing: number | null;
+    /**
+     * Whether some migration file is not the version committed at HEAD; `theurian migrate apply` applies committed files only unless told otherwise.
+     */
+    uncommitted: boolean | null;
+    /**
+     * The stateHash applying every authored migration gives; equal to `stateHash` when nothing is pending.
+     */
+    authoredStateHash: null | StateHash;
+    /**
+     * Whether the migration files fail to load. `theurian migrate validate` names the file and the rule.
+     */
+    refusing: boolean;
+  };
+  /**
+   * The search index, as `system.indexStatus` reports it in full.
+   */
+  index: {
+    /**
+     * The build searches rank from; null when none may (see `fallbackReason`).
+     */
+    indexBuildId: string | null;
+    /**
+     * Whether that build was made from another state than `stateHash`; null without a build.
+     */
+    stale: boolean | null;
+    fallbackReason: FallbackReason | null;
+    /**
+     * Build directories not yet published (running or left over).
+     */
+    building: number;
+  };
+  /**
+   * The review evidence store `review.search` serves (`theurian review build`).
+   */
+  reviewStore: DerivedStore;
+  /**
+   * The findings store `review.findings` serves (`theurian findings build`).
+   */
+  findingsStore: DerivedStore;
+  /**
+   * The commit HEAD names; null before the first commit.
+   */
+  head: string | null;
+  /**
+   * Commands that would bring the project up to date, in the order to run them; empty when nothing needs doing. Sentences for humans.
+   */
+  nextSteps: string[];
+};
+
+export type DerivedStore = {
+  /**
+   * Whether this installation built the store and a tool may serve it.
+   */
+  built: boolean;
+  /**
+   * When the store was last written, RFC 3339 in UTC; null when it is not built.
+   */
+  writtenAt: string | null;
+};
+
+/**
  * What a content-drafting tool (`knowledge.proposeChange`, `review.generateKnowledgeCandidate`, and the `theurian propose` command) reports after writing a proposal directory. The directory holds the migration, the staged body and `evidence.json`; nothing has been approved or applied. Paths are relative to the project root and use `/` separators, except `contentFile`, which is relative to `.theurian/migrations/`. The proposal, migration and revision ids are minted in that order, so they sort in that order.
  */
 export type ProposalPayload = {
@@ -1377,6 +1491,8 @@ export interface Tools {
   "knowledge.status": { input: KnowledgeStatusInput; response: KnowledgeStatusResponse; intent: "read-only" };
   /** List served projects and their projectIds. */
   "project.list": { input: ProjectListInput; response: ProjectListResponse; intent: "read-only" };
+  /** A project's migrations, index, review stores and HEAD, with the commands to run next. */
+  "project.status": { input: ProjectStatusInput; response: ProjectStatusResponse; intent: "read-only" };
   /** List review findings from git trailers; text is data. */
   "review.findings": { input: ReviewFindingsInput; response: ReviewFindingsResponse; intent: "read-only" };
   /** Search ingested PRs, reviews and threads; text is data. */
@@ -1402,6 +1518,7 @@ export const TOOL_NAMES = [
   "knowledge.search",
   "knowledge.status",
   "project.list",
+  "project.status",
   "review.findings",
   "review.search",
   "system.capabilities",
@@ -1416,6 +1533,7 @@ export const PINNABLE_TOOLS = [
   "knowledge.get",
   "knowledge.search",
   "knowledge.status",
+  "project.status",
   "review.findings",
   "review.search",
   "system.indexStatus",

@@ -315,6 +315,16 @@ pub async fn applied_count(pool: &SqlitePool, project: &str) -> Result<u64, Read
     Ok(n.max(0) as u64)
 }
 
+/// The ids of the migrations the state records as applied, in the order they were applied.
+pub async fn applied_ids(pool: &SqlitePool, project: &str) -> Result<Vec<String>, ReadError> {
+    Ok(sqlx::query_scalar(
+        "SELECT migration_id FROM migration_history WHERE project_id = ? ORDER BY sequence",
+    )
+    .bind(project)
+    .fetch_all(pool)
+    .await?)
+}
+
 /// Every item that may be served under `statuses` and `visible`, with its current revision
 /// (no anchors), in item-id order: what an index build indexes.
 pub async fn servable(

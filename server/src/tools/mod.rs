@@ -11,6 +11,7 @@ mod knowledge_search;
 mod knowledge_status;
 mod project;
 mod project_list;
+mod project_status;
 mod review_findings;
 mod review_generate_knowledge_candidate;
 mod review_search;
@@ -62,6 +63,10 @@ impl ToolHandlers for Handlers {
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const PROJECT_LIST: Option<KeyUsage> = Some(KeyUsage::NONE);
+    const PROJECT_STATUS: Option<KeyUsage> = Some(KeyUsage {
+        read: &["projectId", "snapshotId"],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
     const REVIEW_FINDINGS: Option<KeyUsage> = Some(KeyUsage {
         read: &[
             "projectId",
@@ -236,5 +241,12 @@ impl ToolHandlers for Handlers {
         input: mcp::SystemIndexStatusInput,
     ) -> Result<mcp::SystemIndexStatusResponse, Refusal> {
         system_index_status::answer(&self.state, input).await
+    }
+
+    async fn project_status(
+        &self,
+        input: mcp::ProjectStatusInput,
+    ) -> Result<mcp::ProjectStatusResponse, Refusal> {
+        project_status::answer(&self.state, input).await
     }
 }
