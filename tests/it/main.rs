@@ -57,6 +57,7 @@ mod review;
 mod review_ingest;
 mod setup;
 mod support;
+mod trace;
 mod ts_client;
 mod typed_client;
 mod wire;

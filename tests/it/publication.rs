@@ -285,6 +285,9 @@ fn full_arguments(tool: ToolId) -> Value {
         ToolId::ProjectList | ToolId::SystemCapabilities => return json!({}),
         ToolId::KnowledgeStatus | ToolId::SystemIndexStatus | ToolId::ProjectStatus => json!({}),
         ToolId::KnowledgeGet => json!({"itemId": "decision.probe", "includeUnapproved": true}),
+        ToolId::KnowledgeTrace => {
+            json!({"itemId": "decision.probe", "direction": "outgoing", "relationTypes": ["implements"], "depth": 2, "limit": 10, "includeUnapproved": true})
+        }
         ToolId::KnowledgeSearch => {
             json!({"query": "retry", "limit": 3, "includeUnapproved": true, "maxTokens": 100, "useDense": true, "asOf": "2026-08-01T00:00:00Z"})
         }

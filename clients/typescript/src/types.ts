@@ -175,13 +175,15 @@ export type KnowledgeGetResponse = {
 };
 
 /**
+ * The kind of edge, as migrations store it. Only `implements`/`implemented_by` and `supersedes`/`superseded_by` are inverse pairs.
+ */
+export type RelationType = "implements" | "implemented_by" | "supersedes" | "superseded_by" | "depends_on" | "constrained_by" | "verified_by" | "reviewed_by" | "contradicts" | "related_to" | "derived_from" | "evidenced_by" | "rejects" | "exception_to";
+
+/**
  * One edge between this item and another. For an edge stored with this item as its target, the four invertible types are flipped to read from this item (`implements` becomes `implemented_by`, `supersedes` becomes `superseded_by`, and back); other types are given as stored, so `targetItemId` may then be this item itself.
  */
 export type Relation = {
-  /**
-   * The kind of edge.
-   */
-  relationType: "implements" | "implemented_by" | "supersedes" | "superseded_by" | "depends_on" | "constrained_by" | "verified_by" | "reviewed_by" | "contradicts" | "related_to" | "derived_from" | "evidenced_by" | "rejects" | "exception_to";
+  relationType: RelationType;
   /**
    * The item at the other end of the edge (see the orientation rule above). Fetch it with `knowledge.get`.
    */
@@ -421,6 +423,113 @@ export type KnowledgeStatusResponse = {
    */
   schemaVersion: number;
   integrity?: Integrity;
+};
+
+/**
+ * The shared project context, the item to start from, and how far to follow. Keys not listed here or in the shared context are refused.
+ */
+export type KnowledgeTraceInput = {
+  /**
+   * Project id from project.list.
+   */
+  projectId: ProjectId;
+  /**
+   * Pin to an earlier stateHash.
+   */
+  snapshotId?: SnapshotId | null;
+  /**
+   * Agent label.
+   */
+  agentId?: AgentId | null;
+  /**
+   * Task label.
+   */
+  taskId?: TaskId | null;
+  /**
+   * Start item: id or alias.
+   */
+  itemId: string;
+  /**
+   * Edges from, to, or both ways.
+   */
+  direction?: "outgoing" | "incoming" | "both";
+  /**
+   * Only these edge types; all when absent.
+   */
+  relationTypes?: RelationType[];
+  /**
+   * Edges to follow from the start, 1 to 3.
+   */
+  depth?: number;
+  /**
+   * At most this many items, the start included.
+   */
+  limit?: number;
+  /**
+   * Allow draft/proposed items.
+   */
+  includeUnapproved?: boolean;
+};
+
+/**
+ * The complete `structuredContent` of a trace: the items reached from the start, nearest first, and the edges among them. Six keys are always sent; `integrity` is added only when a damage check fired. Items the caller may not read, and every edge touching them, are absent, so the graph shows nothing of what the ceiling withholds.
+ */
+export type KnowledgeTraceResponse = {
+  /**
+   * The project traced, echoed from the call.
+   */
+  projectId: ProjectId;
+  /**
+   * The state the relations were read from.
+   */
+  stateHash: StateHash;
+  /**
+   * The start item's id (an alias given is resolved).
+   */
+  itemId: ItemId;
+  /**
+   * The start item first (distance 0), then the others by distance and id.
+   */
+  nodes: TraceNode[];
+  /**
+   * Every edge among the returned items that the walk followed, as stored (source to target), ordered by source, type and target.
+   */
+  edges: TraceEdge[];
+  /**
+   * Whether items within the depth were left out because of `limit`.
+   */
+  truncated: boolean;
+  integrity?: Integrity;
+};
+
+export type TraceNode = {
+  itemId: ItemId;
+  revisionId: RevisionId;
+  title: Title;
+  /**
+   * The item's kind as authored (decision, architecture, ...).
+   */
+  kind: string;
+  status: Status;
+  trustLevel: TrustLevel;
+  sensitivity: Sensitivity;
+  /**
+   * Edges between the start and this item along the shortest walk.
+   */
+  distance: number;
+  contentClassification: ContentClassification;
+  mayContainInstructions: MayContainInstructions;
+  executable: NotExecutable;
+};
+
+export type TraceEdge = {
+  sourceItemId: ItemId;
+  relationType: RelationType;
+  targetItemId: ItemId;
+  /**
+   * The author's note on the edge, or null. Untrusted text.
+   */
+  note: string | null;
 };
 
 /**
@@ -1489,6 +1598,8 @@ export interface Tools {
   "knowledge.search": { input: KnowledgeSearchInput; response: KnowledgeSearchResponse; intent: "read-only" };
   /** Project knowledge state: stateHash, counts, migrations. */
   "knowledge.status": { input: KnowledgeStatusInput; response: KnowledgeStatusResponse; intent: "read-only" };
+  /** Follow relations from an item: the items around it and the typed edges between them. */
+  "knowledge.trace": { input: KnowledgeTraceInput; response: KnowledgeTraceResponse; intent: "read-only" };
   /** List served projects and their projectIds. */
   "project.list": { input: ProjectListInput; response: ProjectListResponse; intent: "read-only" };
   /** A project's migrations, index, review stores and HEAD, with the commands to run next. */
@@ -1517,6 +1628,7 @@ export const TOOL_NAMES = [
   "knowledge.get",
   "knowledge.search",
   "knowledge.status",
+  "knowledge.trace",
   "project.list",
   "project.status",
   "review.findings",
@@ -1533,6 +1645,7 @@ export const PINNABLE_TOOLS = [
   "knowledge.get",
   "knowledge.search",
   "knowledge.status",
+  "knowledge.trace",
   "project.status",
   "review.findings",
   "review.search",

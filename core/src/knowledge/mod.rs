@@ -6,6 +6,7 @@
 //! * [`text`]: excerpts, freshness and token estimates (pure functions).
 //! * [`pool`]: read-only connection pools per database file, shared across requests.
 //! * [`memo`]: the rows ranked search checks, remembered per database file.
+//! * [`trace`]: relations followed from one item, never through what the caller may not read.
 //! * [`search`]: the path a search takes (ranked or the unranked scan, and why), its hits, and
 //!   how hits fill a token budget.
 
@@ -15,6 +16,7 @@ pub mod read;
 pub mod resolve;
 pub mod search;
 pub mod text;
+pub mod trace;
 
 /// Statuses any caller may see.
 pub const APPROVED_ONLY: &[&str] = &["approved"];

@@ -315,6 +315,95 @@ pub async fn applied_count(pool: &SqlitePool, project: &str) -> Result<u64, Read
     Ok(n.max(0) as u64)
 }
 
+/// The visible items among `ids` (no anchors), in item-id order; absent and withheld ids alike
+/// are left out.
+pub async fn items(
+    pool: &SqlitePool,
+    project: &str,
+    ids: &[&str],
+    statuses: &[&str],
+    visible: &[&str],
+) -> Result<Vec<ItemView>, ReadError> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{ITEM_COLUMNS} WHERE i.project_id = ? AND i.item_id IN (SELECT value FROM json_each(?))
+         AND i.status IN (SELECT value FROM json_each(?)) AND i.sensitivity IN (SELECT value FROM json_each(?))
+         ORDER BY i.item_id"
+    )))
+    .bind(project)
+    .bind(json_list(ids))
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .fetch_all(pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if let Some(v) = view(row)? {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// One stored relation, as stored (source to target).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Edge {
+    pub source: String,
+    pub relation_type: String,
+    pub target: String,
+    pub note: Option<String>,
+}
+
+/// Which end of a relation is looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Source,
+    Target,
+}
+
+/// Relations whose `end` is one of `ids`, of `types` when given, with both ends visible under
+/// `statuses` and `visible`, ordered by source, type and target.
+pub async fn edges(
+    pool: &SqlitePool,
+    project: &str,
+    end: End,
+    ids: &[&str],
+    types: Option<&[&str]>,
+    statuses: &[&str],
+    visible: &[&str],
+) -> Result<Vec<Edge>, ReadError> {
+    let column = match end {
+        End::Source => "r.source_item_id",
+        End::Target => "r.target_item_id",
+    };
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT r.source_item_id, r.relation_type, r.target_item_id, r.note FROM knowledge_relations r
+         WHERE r.project_id = ?1 AND {column} IN (SELECT value FROM json_each(?2))
+         AND (?3 IS NULL OR r.relation_type IN (SELECT value FROM json_each(?3)))
+         AND EXISTS (SELECT 1 FROM knowledge_items s WHERE s.project_id = ?1 AND s.item_id = r.source_item_id
+                     AND s.status IN (SELECT value FROM json_each(?4)) AND s.sensitivity IN (SELECT value FROM json_each(?5)))
+         AND EXISTS (SELECT 1 FROM knowledge_items t WHERE t.project_id = ?1 AND t.item_id = r.target_item_id
+                     AND t.status IN (SELECT value FROM json_each(?4)) AND t.sensitivity IN (SELECT value FROM json_each(?5)))
+         ORDER BY r.source_item_id, r.relation_type, r.target_item_id"
+    )))
+    .bind(project)
+    .bind(json_list(ids))
+    .bind(types.map(json_list))
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .fetch_all(pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push(Edge {
+            source: r.try_get(0)?,
+            relation_type: r.try_get(1)?,
+            target: r.try_get(2)?,
+            note: r.try_get(3)?,
+        });
+    }
+    Ok(out)
+}
+
 /// The ids of the migrations the state records as applied, in the order they were applied.
 pub async fn applied_ids(pool: &SqlitePool, project: &str) -> Result<Vec<String>, ReadError> {
     Ok(sqlx::query_scalar(

@@ -9,6 +9,7 @@ mod knowledge_get;
 mod knowledge_propose_change;
 mod knowledge_search;
 mod knowledge_status;
+mod knowledge_trace;
 mod project;
 mod project_list;
 mod project_status;
@@ -60,6 +61,19 @@ impl ToolHandlers for Handlers {
     });
     const KNOWLEDGE_STATUS: Option<KeyUsage> = Some(KeyUsage {
         read: &["projectId", "snapshotId"],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
+    const KNOWLEDGE_TRACE: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "itemId",
+            "direction",
+            "relationTypes",
+            "depth",
+            "limit",
+            "includeUnapproved",
+        ],
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const PROJECT_LIST: Option<KeyUsage> = Some(KeyUsage::NONE);
@@ -248,5 +262,12 @@ impl ToolHandlers for Handlers {
         input: mcp::ProjectStatusInput,
     ) -> Result<mcp::ProjectStatusResponse, Refusal> {
         project_status::answer(&self.state, input).await
+    }
+
+    async fn knowledge_trace(
+        &self,
+        input: mcp::KnowledgeTraceInput,
+    ) -> Result<mcp::KnowledgeTraceResponse, Refusal> {
+        knowledge_trace::answer(&self.state, input).await
     }
 }
