@@ -82,6 +82,7 @@ pub fn prepared() -> (tempfile::TempDir, PathBuf, Value) {
         "system.indexStatus": {"projectId": PROJECT},
         "project.status": {"projectId": PROJECT},
         "knowledge.trace": {"projectId": PROJECT, "itemId": "decision.idempotency-keys", "depth": 2},
+        "knowledge.listChanges": {"projectId": PROJECT, "since": crate::fixture::STATE_HASH},
         "knowledge.search": {"projectId": PROJECT, "query": "idempotency key", "limit": 3},
         "knowledge.get": {"projectId": PROJECT, "itemId": "decision.idempotency-keys"},
         "review.findings": {"projectId": PROJECT},

@@ -27,6 +27,7 @@
 
 mod authoring;
 mod candidate;
+mod changes;
 mod cli;
 mod clients;
 mod connections;

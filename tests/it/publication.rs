@@ -285,6 +285,9 @@ fn full_arguments(tool: ToolId) -> Value {
         ToolId::ProjectList | ToolId::SystemCapabilities => return json!({}),
         ToolId::KnowledgeStatus | ToolId::SystemIndexStatus | ToolId::ProjectStatus => json!({}),
         ToolId::KnowledgeGet => json!({"itemId": "decision.probe", "includeUnapproved": true}),
+        ToolId::KnowledgeListChanges => {
+            json!({"since": "b".repeat(64), "includeUnapproved": true, "cursor": "decision.probe", "limit": 10})
+        }
         ToolId::KnowledgeTrace => {
             json!({"itemId": "decision.probe", "direction": "outgoing", "relationTypes": ["implements"], "depth": 2, "limit": 10, "includeUnapproved": true})
         }

@@ -10,6 +10,7 @@
 //! * [`search`]: the path a search takes (ranked or the unranked scan, and why), its hits, and
 //!   how hits fill a token budget.
 
+pub mod changes;
 pub mod memo;
 pub mod pool;
 pub mod read;

@@ -6,6 +6,7 @@
 
 mod knowledge_generate_migration_draft;
 mod knowledge_get;
+mod knowledge_list_changes;
 mod knowledge_propose_change;
 mod knowledge_search;
 mod knowledge_status;
@@ -73,6 +74,17 @@ impl ToolHandlers for Handlers {
             "depth",
             "limit",
             "includeUnapproved",
+        ],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
+    const KNOWLEDGE_LIST_CHANGES: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "since",
+            "includeUnapproved",
+            "cursor",
+            "limit",
         ],
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
@@ -269,5 +281,12 @@ impl ToolHandlers for Handlers {
         input: mcp::KnowledgeTraceInput,
     ) -> Result<mcp::KnowledgeTraceResponse, Refusal> {
         knowledge_trace::answer(&self.state, input).await
+    }
+
+    async fn knowledge_list_changes(
+        &self,
+        input: mcp::KnowledgeListChangesInput,
+    ) -> Result<mcp::KnowledgeListChangesResponse, Refusal> {
+        knowledge_list_changes::answer(&self.state, input).await
     }
 }
