@@ -92,6 +92,9 @@ pub enum Command {
     /// Open Knowledge Format bundles of the project's approved knowledge.
     #[command(subcommand)]
     Okf(OkfCommand),
+    /// Read the retrieval feedback agents reported through `knowledge.submitFeedback`.
+    #[command(subcommand)]
+    Feedback(FeedbackCommand),
     /// Compare schema trees and gate breaking changes to the contract.
     ///
     /// `diff` exits 0 when nothing breaks, 1 when something does; `check` exits 0 when the
@@ -498,6 +501,17 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         query_words: usize,
     },
+    /// Time each designed tool (getContext, trace, listChanges, checkFreshness, submitFeedback,
+    /// project.status, system.indexStatus) over a real socket on a generated corpus given
+    /// relations, a second state, a Git history and a ranked index.
+    Tools {
+        /// Items in the generated corpus.
+        #[arg(long, default_value_t = 1000)]
+        items: usize,
+        /// Calls timed per tool.
+        #[arg(long, default_value_t = 100)]
+        calls: usize,
+    },
     /// Time `migrate apply` from cold (load, hash, build the database from empty) over a
     /// generated corpus, best of `--runs`.
     Apply {
@@ -589,6 +603,18 @@ pub struct CompatCheckArgs {
     /// The wire protocol the plugin speaks, `theurian/v<N>` (`protocolVersion`).
     #[arg(long, required_unless_present = "declaration")]
     pub protocol_version: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FeedbackCommand {
+    /// Summarise a project's feedback log (kept in the data directory, never approved state):
+    /// reports per item and signal, per signal, and per day. Lines that do not parse are
+    /// counted, not fatal.
+    Report {
+        /// The registered project; the one registered for the current repository when absent.
+        #[arg(long)]
+        project_id: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

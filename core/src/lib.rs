@@ -5,12 +5,14 @@
 //! Later issues add the migration engine, the canonical store, retrieval, findings, review
 //! evidence and proposals here.
 
+pub mod anchor_history;
 pub mod compat;
 pub mod config;
 pub mod contract;
 pub mod corpus;
 pub mod datadir;
 pub mod error;
+pub mod feedback;
 pub mod findings;
 pub mod fsutil;
 pub mod gitcheck;

@@ -70,6 +70,12 @@ fn run_sdk_blocking(python: &str, args: &[String], calls: &Value) -> Value {
 /// thread), and one argument set per tool that answers without refusing. Returns the directory
 /// holding it all, the data directory it is registered in, and the calls.
 pub fn prepared() -> (tempfile::TempDir, PathBuf, Value) {
+    let (dir, data, _, calls) = prepared_project();
+    (dir, data, calls)
+}
+
+/// [`prepared`], also answering the demo project's root.
+pub fn prepared_project() -> (tempfile::TempDir, PathBuf, PathBuf, Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let project = crate::fixture::demo(&data, dir.path());
@@ -83,6 +89,9 @@ pub fn prepared() -> (tempfile::TempDir, PathBuf, Value) {
         "project.status": {"projectId": PROJECT},
         "knowledge.trace": {"projectId": PROJECT, "itemId": "decision.idempotency-keys", "depth": 2},
         "knowledge.listChanges": {"projectId": PROJECT, "since": crate::fixture::STATE_HASH},
+        "knowledge.checkFreshness": {"projectId": PROJECT},
+        "knowledge.getContext": {"projectId": PROJECT, "task": "make payment retries safe", "paths": ["src/api/idempotency.rs"]},
+        "knowledge.submitFeedback": {"projectId": PROJECT, "itemId": "decision.idempotency-keys", "signal": "helpful"},
         "knowledge.search": {"projectId": PROJECT, "query": "idempotency key", "limit": 3},
         "knowledge.get": {"projectId": PROJECT, "itemId": "decision.idempotency-keys"},
         "review.findings": {"projectId": PROJECT},
@@ -91,7 +100,7 @@ pub fn prepared() -> (tempfile::TempDir, PathBuf, Value) {
         "knowledge.generateMigrationDraft": {"projectId": PROJECT, "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": "decision.idempotency-keys", "owner": "x"}]}, "evidence": evidence},
         "review.generateKnowledgeCandidate": crate::candidate::args(crate::candidate::THREAD, &fix),
     });
-    (dir, data, calls)
+    (dir, data, project, calls)
 }
 
 /// Every tool answered without refusing, with structured content (the client script checked it

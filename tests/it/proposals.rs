@@ -333,13 +333,10 @@ async fn eight_concurrent_drafts_never_collide_or_lose_a_file() {
 /// built from exactly as they were. A tool registered later without an entry here fails.
 #[tokio::test]
 async fn no_registered_tool_writes_approved_state() {
-    // A project where every write-intent tool can succeed: the fixture as `theurian demo`
-    // writes it (evidence, every store built, and a history in which 33a28a3 changed the file
-    // the fixture's passing review thread is anchored to).
-    let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    let root = crate::fixture::demo(&data, dir.path());
-    let fix = crate::fixture::fix_commit(&root);
+    // A project where every write-intent tool can succeed, and the one example call per tool
+    // the client tests make (a tool without one fails there and here): the fixture as
+    // `theurian demo` writes it, every store built.
+    let (_dir, data, root, calls) = crate::clients::prepared_project();
     let daemon = Daemon::start_with(
         tempfile::tempdir().expect("tempdir"),
         DataDir::at(&data),
@@ -347,35 +344,6 @@ async fn no_registered_tool_writes_approved_state() {
     )
     .await;
     let c = daemon.typed().await;
-    let calls: BTreeMap<&str, Value> = [
-        (
-            "knowledge.search",
-            json!({"projectId": PROJECT, "query": "idempotency key"}),
-        ),
-        (
-            "knowledge.get",
-            json!({"projectId": PROJECT, "itemId": EXISTING}),
-        ),
-        ("knowledge.status", json!({"projectId": PROJECT})),
-        (
-            "knowledge.proposeChange",
-            draft("decision.facade-probe", json!({})),
-        ),
-        (
-            "knowledge.generateMigrationDraft",
-            json!({"projectId": PROJECT, "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": EXISTING, "owner": "x"}]}, "evidence": {"agentId": "a", "taskId": "t", "model": "m", "reasoning": "r"}}),
-        ),
-        (
-            "review.generateKnowledgeCandidate",
-            crate::candidate::args(crate::candidate::THREAD, &fix),
-        ),
-        ("project.list", json!({})),
-        ("system.capabilities", json!({})),
-        ("review.findings", json!({"projectId": PROJECT})),
-        ("review.search", json!({"projectId": PROJECT})),
-    ]
-    .into_iter()
-    .collect();
     let mut raw = daemon.client();
     raw.initialize().await;
     let listed = raw.rpc("tools/list", json!({})).await;
@@ -387,9 +355,9 @@ async fn no_registered_tool_writes_approved_state() {
         .collect();
     let before = approved_tree(&root);
     for name in &names {
-        let args = calls
-            .get(name.as_str())
-            .unwrap_or_else(|| panic!("{name} is registered but this test does not call it"));
+        let args = calls.get(name.as_str()).unwrap_or_else(|| {
+            panic!("{name} is registered but clients::prepared has no call for it")
+        });
         let answer = c.call(name, args.clone()).await;
         // Each call is one the tool accepts, so a write-intent tool did write its draft.
         assert_eq!(answer["isError"], false, "{name}: {answer}");

@@ -285,6 +285,15 @@ fn full_arguments(tool: ToolId) -> Value {
         ToolId::ProjectList | ToolId::SystemCapabilities => return json!({}),
         ToolId::KnowledgeStatus | ToolId::SystemIndexStatus | ToolId::ProjectStatus => json!({}),
         ToolId::KnowledgeGet => json!({"itemId": "decision.probe", "includeUnapproved": true}),
+        ToolId::KnowledgeGetContext => {
+            json!({"task": "add a refund path", "paths": ["src/billing/refund.rs"], "maxTokens": 2000, "includeUnapproved": true})
+        }
+        ToolId::KnowledgeSubmitFeedback => {
+            json!({"itemId": "decision.probe", "signal": "outdated", "query": "retry", "note": "n"})
+        }
+        ToolId::KnowledgeCheckFreshness => {
+            json!({"asOf": "2026-08-01T00:00:00Z", "anchors": false, "includeUnapproved": true, "cursor": "decision.probe", "limit": 10})
+        }
         ToolId::KnowledgeListChanges => {
             json!({"since": "b".repeat(64), "includeUnapproved": true, "cursor": "decision.probe", "limit": 10})
         }

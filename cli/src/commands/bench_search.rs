@@ -147,6 +147,67 @@ pub(crate) fn post(
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// The daemon's serving loop on a free port in this process, as the daemon serves: one
+/// single-threaded runtime per core.
+pub(crate) struct Serving {
+    pub port: u16,
+    pub token: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: std::thread::JoinHandle<Result<(), CoreError>>,
+}
+
+impl Serving {
+    /// Serves `data`'s registered projects until [`Serving::stop`].
+    pub fn start(data: &DataDir) -> Result<Serving, CoreError> {
+        let state = theurian_server::daemon::build_state(data.clone(), 0, ToolNames::Dotted)?;
+        let token = state.token.clone();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| fail("bind a port", e))?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| fail("bind a port", e))?
+            .port();
+        let state = std::sync::Arc::new(theurian_server::state::Shared {
+            port,
+            ..std::sync::Arc::try_unwrap(state)
+                .map_err(|_| fail("prepare the daemon", "state shared"))?
+        });
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = std::thread::spawn(move || -> Result<(), CoreError> {
+            let serving = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| fail("start the runtime", e))?;
+            serving.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener)
+                    .map_err(|e| fail("bind a port", e))?;
+                theurian_server::daemon::serve_on_threads(
+                    listener,
+                    state,
+                    theurian_server::daemon::serving_threads(),
+                    async move {
+                        let _ = stopped.await;
+                    },
+                )
+                .await
+            })
+        });
+        Ok(Serving {
+            port,
+            token,
+            stop,
+            server,
+        })
+    }
+
+    /// Stops serving and waits for the loop to end.
+    pub fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.server.join();
+    }
+}
+
 /// The file `--keep` leaves beside the corpus: which generator run made it.
 const KEPT_MARKER: &str = "bench-search.json";
 
@@ -393,41 +454,8 @@ pub fn run(
         .collect::<Result<Vec<_>, _>>()?;
 
     // The same searches through the daemon: HTTP, auth, the validation seat, shaping, budget.
-    let state = theurian_server::daemon::build_state(data.clone(), 0, ToolNames::Dotted)?;
-    let token = state.token.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.set_nonblocking(true).map(|()| l))
-        .map_err(|e| fail("bind a port", e))?;
-    let port = listener
-        .local_addr()
-        .map_err(|e| fail("bind a port", e))?
-        .port();
-    let state = std::sync::Arc::new(theurian_server::state::Shared {
-        port,
-        ..std::sync::Arc::try_unwrap(state)
-            .map_err(|_| fail("prepare the daemon", "state shared"))?
-    });
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    // Served as the daemon serves: one single-threaded runtime per core on this socket.
-    let server = std::thread::spawn(move || -> Result<(), CoreError> {
-        let serving = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| fail("start the runtime", e))?;
-        serving.block_on(async move {
-            let listener =
-                tokio::net::TcpListener::from_std(listener).map_err(|e| fail("bind a port", e))?;
-            theurian_server::daemon::serve_on_threads(
-                listener,
-                state,
-                theurian_server::daemon::serving_threads(),
-                async move {
-                    let _ = stopped.await;
-                },
-            )
-            .await
-        })
-    });
+    let served = Serving::start(&data)?;
+    let (port, token) = (served.port, served.token.clone());
     let stream =
         std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| fail("connect", e))?;
     let _ = stream.set_nodelay(true);
@@ -446,8 +474,7 @@ pub fn run(
             ));
         }
     }
-    let _ = stop.send(());
-    let _ = server.join();
+    served.stop();
     let n = known.len().max(1) as f64;
     Ok(json!({
         "benchmark": "index build and knowledge.search",

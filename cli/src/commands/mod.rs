@@ -6,11 +6,13 @@ mod bench_findings;
 mod bench_fuzz;
 mod bench_search;
 mod bench_soak;
+mod bench_tools;
 mod compat;
 mod contract;
 mod daemon;
 mod doctor;
 mod doctor_report;
+mod feedback;
 pub(crate) mod findings;
 mod index;
 mod ingest;
@@ -66,6 +68,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
             std::process::exit(exit as i32);
         }
         Command::Okf(cmd) => okf::run(&data, cmd),
+        Command::Feedback(cmd) => feedback::run(&data, cmd),
         Command::Contract(cmd) => {
             let (report, exit) = contract::run(cmd, cli.json)?;
             if cli.json {

@@ -11,10 +11,13 @@
 //!   how hits fill a token budget.
 
 pub mod changes;
+pub mod context;
+pub mod freshness;
 pub mod memo;
 pub mod pool;
 pub mod read;
 pub mod resolve;
+pub mod scope;
 pub mod search;
 pub mod text;
 pub mod trace;

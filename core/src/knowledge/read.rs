@@ -344,6 +344,39 @@ pub async fn items(
     Ok(out)
 }
 
+/// The scope patterns of every served item that declares any, in item-id order.
+pub async fn scopes(
+    pool: &SqlitePool,
+    project: &str,
+    statuses: &[&str],
+    visible: &[&str],
+) -> Result<Vec<(String, Vec<String>)>, ReadError> {
+    let rows = sqlx::query(
+        "SELECT i.item_id, r.scope_paths FROM knowledge_items i
+         JOIN knowledge_revisions r ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id
+         WHERE i.project_id = ? AND r.scope_paths <> '[]'
+         AND i.status IN (SELECT value FROM json_each(?)) AND i.sensitivity IN (SELECT value FROM json_each(?))
+         ORDER BY i.item_id",
+    )
+    .bind(project)
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .fetch_all(pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let id: String = r.try_get(0)?;
+        let text: String = r.try_get(1)?;
+        let patterns: Vec<String> = serde_json::from_str(&text).map_err(|e| {
+            ReadError::Inconsistent(format!(
+                "item {id} stores scope paths that are not a list ({e})"
+            ))
+        })?;
+        out.push((id, patterns));
+    }
+    Ok(out)
+}
+
 /// One stored relation, as stored (source to target).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Edge {

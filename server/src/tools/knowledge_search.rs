@@ -60,7 +60,8 @@ fn bad(e: impl std::fmt::Display) -> Refusal {
     Refusal::internal(TOOL, &e)
 }
 
-fn as_of_refusal(text: &str) -> Refusal {
+/// The refusal for an `asOf` the parser does not take, saying whether only the offset is missing.
+pub(crate) fn as_of_refusal(text: &str) -> Refusal {
     let naive = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f").is_ok()
         || chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok();
     Refusal::invalid_input(if naive {

@@ -65,7 +65,11 @@ pub(crate) async fn answer(
             "Use knowledge.search to find the id, or pass includeUnapproved for proposed items.",
         ));
     };
-    let item_id = found.nodes[0].0.item_id.as_str().try_into().map_err(bad)?;
+    let start = found
+        .nodes
+        .first()
+        .ok_or_else(|| bad("a trace without its start"))?;
+    let item_id = start.0.item_id.as_str().try_into().map_err(bad)?;
     Ok(KnowledgeTraceResponse {
         project_id: input.project_id.clone(),
         state_hash: opened

@@ -4,12 +4,15 @@
 //! which input keys it reads; `None` keeps a tool this build does not serve yet out of
 //! `tools/list` (and `system.capabilities` reports it as absent).
 
+mod knowledge_check_freshness;
 mod knowledge_generate_migration_draft;
 mod knowledge_get;
+mod knowledge_get_context;
 mod knowledge_list_changes;
 mod knowledge_propose_change;
 mod knowledge_search;
 mod knowledge_status;
+mod knowledge_submit_feedback;
 mod knowledge_trace;
 mod project;
 mod project_list;
@@ -85,6 +88,42 @@ impl ToolHandlers for Handlers {
             "includeUnapproved",
             "cursor",
             "limit",
+        ],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
+    const KNOWLEDGE_CHECK_FRESHNESS: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "asOf",
+            "anchors",
+            "includeUnapproved",
+            "cursor",
+            "limit",
+        ],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
+    const KNOWLEDGE_SUBMIT_FEEDBACK: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "agentId",
+            "taskId",
+            "itemId",
+            "signal",
+            "query",
+            "note",
+        ],
+        unread: &[],
+    });
+    const KNOWLEDGE_GET_CONTEXT: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "task",
+            "paths",
+            "maxTokens",
+            "includeUnapproved",
         ],
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
@@ -288,5 +327,26 @@ impl ToolHandlers for Handlers {
         input: mcp::KnowledgeListChangesInput,
     ) -> Result<mcp::KnowledgeListChangesResponse, Refusal> {
         knowledge_list_changes::answer(&self.state, input).await
+    }
+
+    async fn knowledge_check_freshness(
+        &self,
+        input: mcp::KnowledgeCheckFreshnessInput,
+    ) -> Result<mcp::KnowledgeCheckFreshnessResponse, Refusal> {
+        knowledge_check_freshness::answer(&self.state, input).await
+    }
+
+    async fn knowledge_submit_feedback(
+        &self,
+        input: mcp::KnowledgeSubmitFeedbackInput,
+    ) -> Result<mcp::KnowledgeSubmitFeedbackResponse, Refusal> {
+        knowledge_submit_feedback::answer(&self.state, input).await
+    }
+
+    async fn knowledge_get_context(
+        &self,
+        input: mcp::KnowledgeGetContextInput,
+    ) -> Result<mcp::KnowledgeGetContextResponse, Refusal> {
+        knowledge_get_context::answer(&self.state, input).await
     }
 }
