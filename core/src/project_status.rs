@@ -69,16 +69,16 @@ pub struct Source<'a> {
 /// The status of the project `source` names.
 pub async fn project_status(source: &Source<'_>) -> Result<ProjectStatus, ReadError> {
     let applied_ids = read::applied_ids(source.pool, source.project).await?;
-    let authored = MigrationSet::load(source.root).ok().map(|set| {
+    let authored = loaded(source.root).map(|set| {
         let authored_ids: std::collections::HashSet<&str> =
-            set.ordered.iter().map(|m| m.id.as_str()).collect();
+            set.ids.iter().map(String::as_str).collect();
         let applied: std::collections::HashSet<&str> =
             applied_ids.iter().map(String::as_str).collect();
         Authored {
-            count: set.ordered.len(),
+            count: set.ids.len(),
             pending: authored_ids.difference(&applied).count(),
             missing: applied.difference(&authored_ids).count(),
-            uncommitted: crate::gitcheck::require_committed(source.root, &set).is_err(),
+            uncommitted: set.uncommitted,
             state_hash: set.state_hash.clone(),
         }
     });
@@ -106,6 +106,75 @@ pub async fn project_status(source: &Source<'_>) -> Result<ProjectStatus, ReadEr
         ),
         head: crate::gitcheck::head_commit(source.root),
     })
+}
+
+/// What a status needs from the authored migrations: their ids, the state they make, and
+/// whether HEAD holds them as they are.
+#[derive(Debug, Clone)]
+struct AuthoredSet {
+    ids: Vec<String>,
+    state_hash: String,
+    uncommitted: bool,
+}
+
+/// Loaded sets by project root, each with the fingerprint it was loaded under (None: the files
+/// refused to load). Loading reads and hashes every migration and body; the fingerprint only
+/// stats them, so a status asked again over unchanged files costs a directory walk.
+type Loaded = std::collections::HashMap<std::path::PathBuf, (u64, Option<AuthoredSet>)>;
+static LOADED: std::sync::Mutex<Option<Loaded>> = std::sync::Mutex::new(None);
+/// Projects remembered at once; past it the memo starts over.
+const LOADED_PROJECTS: usize = 32;
+
+fn loaded(root: &Path) -> Option<AuthoredSet> {
+    let print = fingerprint(root);
+    {
+        let memo = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, set)) = memo.as_ref().and_then(|m| m.get(root)) {
+            if *at == print {
+                return set.clone();
+            }
+        }
+    }
+    let set = MigrationSet::load(root).ok().map(|set| AuthoredSet {
+        ids: set.ordered.iter().map(|m| m.id.clone()).collect(),
+        uncommitted: crate::gitcheck::require_committed(root, &set).is_err(),
+        state_hash: set.state_hash,
+    });
+    let mut memo = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    let map = memo.get_or_insert_with(Default::default);
+    if map.len() >= LOADED_PROJECTS && !map.contains_key(root) {
+        map.clear();
+    }
+    map.insert(root.to_path_buf(), (print, set.clone()));
+    set
+}
+
+/// A hash of every file's name, size, modification time and inode under the migrations and
+/// knowledge directories, and of HEAD: any edit, addition, removal or commit changes it.
+fn fingerprint(root: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    fn walk(dir: &Path, hasher: &mut impl Hasher, depth: usize) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let Ok(meta) = entry.metadata() else { continue };
+            entry.file_name().hash(hasher);
+            (meta.len(), meta.mtime(), meta.mtime_nsec(), meta.ino()).hash(hasher);
+            if meta.is_dir() && depth < 8 {
+                walk(&entry.path(), hasher, depth + 1);
+            }
+        }
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for dir in [".theurian/migrations", ".theurian/knowledge"] {
+        walk(&root.join(dir), &mut hasher, 0);
+    }
+    crate::gitcheck::head_commit(root).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Whether a derived store may be served, and when it was written.

@@ -9,7 +9,7 @@
 //! so a change of label above the ceiling is never disclosed.
 
 use super::read::ReadError;
-use crate::migrate::MigrationSet;
+use crate::migrate::load::LoadedMigration;
 use generated_ops::items_touched;
 use sqlx::sqlite::SqlitePool;
 use sqlx::Row;
@@ -216,11 +216,31 @@ async fn attribute(
     if between.is_empty() {
         return Ok(());
     }
-    let Ok(set) = MigrationSet::load(root) else {
+    // Only the files applied between are read, found by the id their names start with (a file
+    // renamed away from its id is not found, and its changes list no migration); names are
+    // listed without a stat of each file.
+    let Ok(entries) = std::fs::read_dir(root.join(".theurian/migrations")) else {
         return Ok(());
     };
-    let by_id: HashMap<&str, &crate::migrate::load::LoadedMigration> =
-        set.ordered.iter().map(|m| (m.id.as_str(), m)).collect();
+    let files: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .filter(|name| name.ends_with(".yaml"))
+        .map(|name| format!(".theurian/migrations/{name}"))
+        .collect();
+    let loaded: Vec<LoadedMigration> = between
+        .iter()
+        .filter_map(|(id, _)| {
+            let rel = files.iter().find(|f| {
+                f.rsplit('/')
+                    .next()
+                    .is_some_and(|name| name.starts_with(id.as_str()))
+            })?;
+            crate::migrate::load::load_file(root, rel).ok()
+        })
+        .collect();
+    let by_id: HashMap<&str, &LoadedMigration> =
+        loaded.iter().map(|m| (m.id.as_str(), m)).collect();
     let mut touching: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (id, checksum) in &between {
         let Some(m) = by_id.get(id.as_str()).filter(|m| &m.checksum == checksum) else {

@@ -83,7 +83,7 @@ pub async fn check(
     root: &Path,
     ask: &Ask<'_>,
 ) -> Result<Report, ReadError> {
-    let items = read::servable(pool, project, ask.statuses, ask.visible).await?;
+    let items = read::servable_heads(pool, project, ask.statuses, ask.visible).await?;
     let checked = items.len();
     let (anchors, written_at) = if ask.anchors {
         let revisions: Vec<&str> = items.iter().map(|i| i.revision_id.as_str()).collect();

@@ -467,6 +467,27 @@ pub async fn servable(
     rows.iter().filter_map(|r| view(r).transpose()).collect()
 }
 
+/// [`servable`] without the bodies (each `body` is empty): for checks over every item that
+/// read only its labels and dates, where the bodies would be most of what is read.
+pub async fn servable_heads(
+    pool: &SqlitePool,
+    project: &str,
+    statuses: &[&str],
+    visible: &[&str],
+) -> Result<Vec<ItemView>, ReadError> {
+    let columns = ITEM_COLUMNS.replacen("r.body", "''", 1);
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{columns} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.status IN (SELECT value FROM json_each(?))
+         AND i.sensitivity IN (SELECT value FROM json_each(?)) ORDER BY i.item_id"
+    )))
+    .bind(project)
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .fetch_all(pool)
+    .await?;
+    rows.iter().filter_map(|r| view(r).transpose()).collect()
+}
+
 /// The canonical facts the retrieval gate needs for `items` (bodies included, so the caller can
 /// digest the served text), by id; absent items have no current revision.
 pub async fn gate_rows(

@@ -77,7 +77,8 @@ impl MigrationSet {
 }
 
 /// The `.yaml` files under `.theurian/migrations/`, relative to the root, byte-sorted.
-fn discover(root: &Path) -> Result<Vec<String>, MigrateError> {
+/// The migration files of the project at `root`, relative to it, in byte order.
+pub fn discover(root: &Path) -> Result<Vec<String>, MigrateError> {
     let dir = match resolve_inside(root, Path::new(".theurian/migrations")) {
         Ok(dir) => dir,
         Err(PathFault::Missing) => return Ok(Vec::new()),
