@@ -34,6 +34,7 @@ mod connections;
 mod context;
 mod contract;
 mod daemon_cli;
+mod designed_tools;
 mod feedback;
 mod findings;
 mod fixture;

@@ -86,6 +86,25 @@ async fn apply(data: &DataDir, project: &Project, root: &Path) -> Result<String,
     Ok(set.state_hash)
 }
 
+/// Refuses an answer that is a refusal or does not match the tool's output schema.
+fn conforms(
+    seat: &theurian_protocol::seat::Seat,
+    tool: &str,
+    answer: &str,
+) -> Result<(), CoreError> {
+    let value: Value =
+        serde_json::from_str(answer).map_err(|e| fail(&format!("read {tool}'s answer"), e))?;
+    let result = &value["result"];
+    if result["isError"] != json!(false) {
+        let text: String = result.to_string().chars().take(400).collect();
+        return Err(fail(&format!("call {tool}"), text));
+    }
+    let id = theurian_protocol::tools::ToolId::from_wire_name(tool)
+        .ok_or_else(|| fail("name a tool", tool))?;
+    seat.check_response(id, &result["structuredContent"])
+        .map_err(|e| fail(&format!("match {tool}'s answer to its schema"), e))
+}
+
 pub fn run(items: usize, calls: usize) -> Result<Value, CoreError> {
     if items < 2 {
         return Err(CoreError::usage(
@@ -136,6 +155,10 @@ pub fn run(items: usize, calls: usize) -> Result<Value, CoreError> {
     let _ = stream.set_nodelay(true);
     let mut stream = BufReader::new(stream);
     let mut figures = serde_json::Map::new();
+    // Every answer is checked against its published output schema, so the run is also a
+    // conformance check of each tool on this corpus.
+    let seat = theurian_protocol::seat::Seat::new()
+        .map_err(|e| fail("compile the published schemas", e))?;
     let tools: [(&str, &dyn Fn(usize) -> Value); 7] = [
         ("system.indexStatus", &|_| json!({})),
         ("project.status", &|_| json!({})),
@@ -169,12 +192,7 @@ pub fn run(items: usize, calls: usize) -> Result<Value, CoreError> {
             let answer = post(&mut stream, served.port, &served.token, &body)
                 .map_err(|e| fail("call the daemon", e))?;
             samples.push(t.elapsed());
-            if answer.contains("\"isError\":true") {
-                return Err(fail(
-                    &format!("call {tool}"),
-                    answer.chars().take(400).collect::<String>(),
-                ));
-            }
+            conforms(&seat, tool, &answer)?;
         }
         figures.insert(tool.to_owned(), percentiles(samples));
     }

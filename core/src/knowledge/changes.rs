@@ -9,7 +9,6 @@
 //! so a change of label above the ceiling is never disclosed.
 
 use super::read::ReadError;
-use crate::migrate::load::LoadedMigration;
 use generated_ops::items_touched;
 use sqlx::sqlite::SqlitePool;
 use sqlx::Row;
@@ -228,25 +227,16 @@ async fn attribute(
         .filter(|name| name.ends_with(".yaml"))
         .map(|name| format!(".theurian/migrations/{name}"))
         .collect();
-    let loaded: Vec<LoadedMigration> = between
-        .iter()
-        .filter_map(|(id, _)| {
-            let rel = files.iter().find(|f| {
-                f.rsplit('/')
-                    .next()
-                    .is_some_and(|name| name.starts_with(id.as_str()))
-            })?;
-            crate::migrate::load::load_file(root, rel).ok()
-        })
-        .collect();
-    let by_id: HashMap<&str, &LoadedMigration> =
-        loaded.iter().map(|m| (m.id.as_str(), m)).collect();
-    let mut touching: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut touching: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (id, checksum) in &between {
-        let Some(m) = by_id.get(id.as_str()).filter(|m| &m.checksum == checksum) else {
+        let Some(rel) = files.iter().find(|f| {
+            f.rsplit('/')
+                .next()
+                .is_some_and(|name| name.starts_with(id.as_str()))
+        }) else {
             continue;
         };
-        for item in items_touched(&m.doc) {
+        for item in touched_by(root, rel, checksum) {
             touching.entry(item).or_default().push(id.clone());
         }
     }
@@ -256,6 +246,42 @@ async fn attribute(
         }
     }
     Ok(())
+}
+
+/// Items each applied migration operates on, by the checksum of its bytes: a migration is
+/// parsed once, not on every call that attributes changes to it (a large one takes longer to
+/// parse than the rest of a page). Content-addressed, so never stale; cleared when full.
+static TOUCHED: std::sync::Mutex<Option<HashMap<String, Vec<String>>>> =
+    std::sync::Mutex::new(None);
+const TOUCHED_MIGRATIONS: usize = 64;
+
+/// The items the migration at `rel` operates on, when its bytes are the ones applied (`checksum`).
+fn touched_by(root: &Path, rel: &str, checksum: &str) -> Vec<String> {
+    if let Some(known) = TOUCHED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .and_then(|m| m.get(checksum))
+    {
+        return known.clone();
+    }
+    let Ok(m) = crate::migrate::load::load_file(root, rel) else {
+        return Vec::new();
+    };
+    if m.checksum != checksum {
+        return Vec::new();
+    }
+    let items: Vec<String> = items_touched(&m.doc)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let mut memo = TOUCHED.lock().unwrap_or_else(|p| p.into_inner());
+    let map = memo.get_or_insert_with(HashMap::new);
+    if map.len() >= TOUCHED_MIGRATIONS {
+        map.clear();
+    }
+    map.insert(checksum.to_owned(), items.clone());
+    items
 }
 
 mod generated_ops {

@@ -455,16 +455,7 @@ pub async fn servable(
     statuses: &[&str],
     visible: &[&str],
 ) -> Result<Vec<ItemView>, ReadError> {
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "{ITEM_COLUMNS} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.status IN (SELECT value FROM json_each(?))
-         AND i.sensitivity IN (SELECT value FROM json_each(?)) ORDER BY i.item_id"
-    )))
-    .bind(project)
-    .bind(json_list(statuses))
-    .bind(json_list(visible))
-    .fetch_all(pool)
-    .await?;
-    rows.iter().filter_map(|r| view(r).transpose()).collect()
+    served_items(pool, project, statuses, visible, ITEM_COLUMNS).await
 }
 
 /// [`servable`] without the bodies (each `body` is empty): for checks over every item that
@@ -476,6 +467,16 @@ pub async fn servable_heads(
     visible: &[&str],
 ) -> Result<Vec<ItemView>, ReadError> {
     let columns = ITEM_COLUMNS.replacen("r.body", "''", 1);
+    served_items(pool, project, statuses, visible, &columns).await
+}
+
+async fn served_items(
+    pool: &SqlitePool,
+    project: &str,
+    statuses: &[&str],
+    visible: &[&str],
+    columns: &str,
+) -> Result<Vec<ItemView>, ReadError> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "{columns} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.status IN (SELECT value FROM json_each(?))
          AND i.sensitivity IN (SELECT value FROM json_each(?)) ORDER BY i.item_id"

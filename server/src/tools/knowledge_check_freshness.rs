@@ -26,17 +26,7 @@ pub(crate) async fn answer(
     input: KnowledgeCheckFreshnessInput,
 ) -> Result<KnowledgeCheckFreshnessResponse, Refusal> {
     let project = input.project_id.as_str();
-    let after = match input.cursor.as_ref().map(|c| c.as_str()) {
-        None => None,
-        Some(c) if c.parse::<theurian_protocol::migration::ItemId>().is_ok() => Some(c),
-        Some(_) => {
-            return Err(Refusal::argument(
-                "cursor",
-                "this is not a cursor this tool issued",
-                "Pass nextCursor from the previous page unchanged, or omit cursor to start from the first finding.",
-            ))
-        }
-    };
+    let after = super::shape::cursor(input.cursor.as_ref().map(|c| c.as_str()), "finding")?;
     let at = match input.as_of.as_ref().map(|a| a.as_str()) {
         None => chrono::Utc::now().fixed_offset(),
         Some(text) => parse(text).ok_or_else(|| as_of_refusal(text))?,

@@ -23,17 +23,7 @@ pub(crate) async fn answer(
     input: KnowledgeListChangesInput,
 ) -> Result<KnowledgeListChangesResponse, Refusal> {
     let project = input.project_id.as_str();
-    let after = match input.cursor.as_ref().map(|c| c.as_str()) {
-        None => None,
-        Some(c) if c.parse::<theurian_protocol::migration::ItemId>().is_ok() => Some(c),
-        Some(_) => {
-            return Err(Refusal::argument(
-                "cursor",
-                "this is not a cursor this tool issued",
-                "Pass nextCursor from the previous page unchanged, or omit cursor to start from the first change.",
-            ))
-        }
-    };
+    let after = super::shape::cursor(input.cursor.as_ref().map(|c| c.as_str()), "change")?;
     let newer = open(
         state,
         project,

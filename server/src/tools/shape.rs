@@ -73,3 +73,17 @@ pub fn result(
         found_by: None,
     })
 }
+
+/// A page cursor as the paged tools issue it (the last item id of the page before), or the
+/// refusal for anything else, which names the key and never repeats the value.
+pub fn cursor<'a>(sent: Option<&'a str>, what: &str) -> Result<Option<&'a str>, Refusal> {
+    match sent {
+        None => Ok(None),
+        Some(c) if c.parse::<theurian_protocol::migration::ItemId>().is_ok() => Ok(Some(c)),
+        Some(_) => Err(Refusal::argument(
+            "cursor",
+            "this is not a cursor this tool issued",
+            &format!("Pass nextCursor from the previous page unchanged, or omit cursor to start from the first {what}."),
+        )),
+    }
+}

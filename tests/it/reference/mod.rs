@@ -9,6 +9,7 @@
 //! `tests/fixtures/`; the tests here keep us honest against the reference's own material too.
 
 mod corpora;
+mod designed_tools;
 mod findings;
 mod okf;
 mod plugin;
