@@ -212,9 +212,9 @@ impl ProjectStatus {
         }
         match &self.index.active {
             Err(reason) => steps.push(crate::index::status::cure(*reason)),
-            Ok(active) if active.pointer.state_hash != answering => steps.push(
-                "Run `theurian index build` in the project: the search index predates the applied knowledge.",
-            ),
+            Ok(active) if active.pointer.state_hash != answering => {
+                steps.push(crate::index::status::STALE_CURE)
+            }
             Ok(_) => {}
         }
         steps

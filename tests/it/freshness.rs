@@ -197,3 +197,19 @@ async fn stale_windows_and_anchors_changed_in_git_are_found_with_their_commits()
     assert_eq!(paged, summary(&all));
     daemon.shutdown().await;
 }
+
+#[test]
+fn the_commits_listed_per_file_are_the_schema_s_bound() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            crate::support::root()
+                .join("schemas/mcp/knowledge-check-freshness-response.schema.json"),
+        )
+        .expect("schema"),
+    )
+    .expect("json");
+    assert_eq!(
+        schema["$defs"]["staleReason"]["properties"]["commits"]["maxItems"].as_u64(),
+        Some(theurian_core::anchor_history::LISTED as u64)
+    );
+}

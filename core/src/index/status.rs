@@ -101,6 +101,9 @@ fn started_at(id: &str) -> Option<String> {
     Some(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
+/// The cure for a build made from an earlier state than the one answering.
+pub const STALE_CURE: &str = "Run `theurian index build` in the project: the search index predates the applied knowledge, so what was added since is missing from rankings.";
+
 /// The command that brings the index back to serving, for each reason it stands aside.
 pub fn cure(reason: Fallback) -> &'static str {
     match reason {

@@ -49,11 +49,7 @@ pub async fn candidates(
     source: &Source<'_>,
     ask: &Ask<'_>,
 ) -> Result<(Vec<Candidate>, Served), ReadError> {
-    let statuses = if ask.include_unapproved {
-        super::SURFACEABLE
-    } else {
-        super::APPROVED_ONLY
-    };
+    let statuses = super::statuses(ask.include_unapproved);
     let mut chosen = Chosen::default();
 
     // Scope first: items covering more of the given files ahead, then by id.

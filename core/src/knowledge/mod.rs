@@ -27,5 +27,15 @@ pub const APPROVED_ONLY: &[&str] = &["approved"];
 /// Statuses `includeUnapproved` widens to. Retired statuses are never surfaced.
 pub const SURFACEABLE: &[&str] = &["approved", "draft", "proposed"];
 
+/// The statuses a call may see: approved only, or with `includeUnapproved` drafts and
+/// proposals too.
+pub fn statuses(include_unapproved: bool) -> &'static [&'static str] {
+    if include_unapproved {
+        SURFACEABLE
+    } else {
+        APPROVED_ONLY
+    }
+}
+
 /// What a remedy for detected damage says, for every tool that reports it.
 pub const INTEGRITY_REMEDY: &str = "Run `theurian migrate apply` to rebuild the derived state from the migrations in Git. If the signal stays, delete `.theurian/state/`, run `theurian migrate apply` again, then `theurian index build` to bring back ranked retrieval; all of it is derived, so nothing authored is lost.";

@@ -7,7 +7,6 @@
 use super::memo::StateMemo;
 use super::read::{self, ItemView, ReadError};
 use super::text::{excerpt, within};
-use super::{APPROVED_ONLY, SURFACEABLE};
 use crate::datadir::DataDir;
 use crate::index::choose::{choose, Fallback};
 use crate::index::embed::MODEL;
@@ -129,7 +128,7 @@ pub async fn search(source: &Source<'_>, ask: &Ask<'_>) -> Result<Outcome, ReadE
         source.pool,
         source.project,
         &needle,
-        statuses(ask),
+        super::statuses(ask.include_unapproved),
         source.visible,
         ask.limit,
         |v| ask.valid_at.as_ref().is_none_or(|m| valid_at(v, m)),
@@ -150,14 +149,6 @@ pub async fn search(source: &Source<'_>, ask: &Ask<'_>) -> Result<Outcome, ReadE
     })
 }
 
-fn statuses(ask: &Ask<'_>) -> &'static [&'static str] {
-    if ask.include_unapproved {
-        SURFACEABLE
-    } else {
-        APPROVED_ONLY
-    }
-}
-
 /// The ranked hits from an opened build, or None when the build fails while answering.
 async fn ranked_hits(
     source: &Source<'_>,
@@ -168,7 +159,7 @@ async fn ranked_hits(
     let request = Request {
         project: source.project,
         query: ask.query,
-        statuses: statuses(ask),
+        statuses: super::statuses(ask.include_unapproved),
         visible: source.visible,
         use_dense: ask.use_dense && (recorded.is_empty() || recorded == MODEL),
         memo: source.memo,

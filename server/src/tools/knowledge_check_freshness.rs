@@ -6,10 +6,10 @@ use super::knowledge_search::as_of_refusal;
 use super::project::{open, read_refusal};
 use crate::state::AppState;
 use theurian_core::knowledge::freshness::{check, Ask, Finding, Reason};
-use theurian_core::knowledge::{APPROVED_ONLY, SURFACEABLE};
+use theurian_core::knowledge::statuses;
 use theurian_core::store::time::parse;
 use theurian_protocol::mcp::{
-    ContentClassification, FreshnessFinding, KnowledgeCheckFreshnessInput,
+    ContentClassification, FeedbackSignal, FreshnessFinding, KnowledgeCheckFreshnessInput,
     KnowledgeCheckFreshnessResponse, MayContainInstructions, StaleReason, StaleReasonCommitsItem,
     StaleReasonKind,
 };
@@ -39,13 +39,11 @@ pub(crate) async fn answer(
     .await?;
     let visible = state.visible_levels();
     let (log, _) = theurian_core::feedback::read(&state.data, project);
-    let reported = theurian_core::feedback::against_revisions(&log, &["outdated", "wrong"]);
+    let questioning = [FeedbackSignal::Outdated, FeedbackSignal::Wrong].map(|s| s.to_string());
+    let questioning: Vec<&str> = questioning.iter().map(String::as_str).collect();
+    let reported = theurian_core::feedback::against_revisions(&log, &questioning);
     let ask = Ask {
-        statuses: if input.include_unapproved {
-            SURFACEABLE
-        } else {
-            APPROVED_ONLY
-        },
+        statuses: statuses(input.include_unapproved),
         visible: &visible,
         at,
         anchors: input.anchors,
@@ -164,10 +162,9 @@ fn reason(r: &Reason) -> StaleReason {
             reports,
             last_at,
         } => StaleReason {
-            kind: if signal == "wrong" {
-                StaleReasonKind::ReportedWrong
-            } else {
-                StaleReasonKind::ReportedOutdated
+            kind: match signal.parse() {
+                Ok(FeedbackSignal::Wrong) => StaleReasonKind::ReportedWrong,
+                _ => StaleReasonKind::ReportedOutdated,
             },
             reports: std::num::NonZeroU64::new(*reports as u64),
             last_reported_at: Some(last_at.clone()),

@@ -4,7 +4,7 @@
 use super::project::{open, read_refusal};
 use super::shape::result;
 use crate::state::AppState;
-use theurian_core::knowledge::{read, APPROVED_ONLY, INTEGRITY_REMEDY, SURFACEABLE};
+use theurian_core::knowledge::{read, statuses, INTEGRITY_REMEDY};
 use theurian_protocol::mcp::{KnowledgeGetInput, KnowledgeGetResponse, RefusalMetaCode, Relation};
 use theurian_protocol::Refusal;
 
@@ -34,11 +34,7 @@ pub(crate) async fn answer(
         ));
     }
     let opened = open(state, project, snapshot_id.as_ref().map(|s| s.as_str())).await?;
-    let statuses = if include_unapproved {
-        SURFACEABLE
-    } else {
-        APPROVED_ONLY
-    };
+    let statuses = statuses(include_unapproved);
     let visible = state.visible_levels();
     let found = read::item(&opened.pool, project, item_id.as_str(), statuses, &visible)
         .await
@@ -53,11 +49,7 @@ pub(crate) async fn answer(
                 ),
             )
         } else {
-            Refusal::argument(
-                "itemId",
-                "no item of this id is served in this project (it may not exist, may not be approved, or may sit above this daemon's sensitivity ceiling)",
-                "Use knowledge.search to find the id, or pass includeUnapproved for proposed items.",
-            )
+            super::shape::item_not_served("Use knowledge.search to find the id, or pass includeUnapproved for proposed items.")
         });
     };
     let now = chrono::Utc::now().fixed_offset();

@@ -5,7 +5,7 @@
 use super::project::{open, read_refusal};
 use crate::state::AppState;
 use theurian_core::knowledge::changes::{changes, Change, Kind, Scope};
-use theurian_core::knowledge::{APPROVED_ONLY, SURFACEABLE};
+use theurian_core::knowledge::statuses;
 use theurian_protocol::mcp::{
     ContentClassification, ItemChange, ItemChangeChange, KnowledgeListChangesInput,
     KnowledgeListChangesResponse, MayContainInstructions, RefusalMetaCode,
@@ -42,11 +42,7 @@ pub(crate) async fn answer(
     let visible = state.visible_levels();
     let scope = Scope {
         project,
-        statuses: if input.include_unapproved {
-            SURFACEABLE
-        } else {
-            APPROVED_ONLY
-        },
+        statuses: statuses(input.include_unapproved),
         visible: &visible,
     };
     let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);

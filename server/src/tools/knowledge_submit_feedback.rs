@@ -28,16 +28,20 @@ pub(crate) async fn answer(
     )
     .await?;
     let visible = state.visible_levels();
-    let item = read::item(&opened.pool, project, input.item_id.as_str(), SURFACEABLE, &visible)
-        .await
-        .map_err(read_refusal)?
-        .ok_or_else(|| {
-            Refusal::argument(
-                "itemId",
-                "no item of this id is served in this project (it may not exist, or may sit above this daemon's sensitivity ceiling)",
-                "Report on an item a search or knowledge.get returned, by the itemId it gave.",
-            )
-        })?;
+    let item = read::item(
+        &opened.pool,
+        project,
+        input.item_id.as_str(),
+        SURFACEABLE,
+        &visible,
+    )
+    .await
+    .map_err(read_refusal)?
+    .ok_or_else(|| {
+        super::shape::item_not_served(
+            "Report on an item a search or knowledge.get returned, by the itemId it gave.",
+        )
+    })?;
     let signal = input.signal.to_string();
     let record = Record {
         at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

@@ -5,8 +5,8 @@
 use super::project::{open, read_refusal};
 use crate::state::AppState;
 use theurian_core::knowledge::read::{Edge, ItemView};
+use theurian_core::knowledge::statuses;
 use theurian_core::knowledge::trace::{trace, Ask, Direction};
-use theurian_core::knowledge::{APPROVED_ONLY, SURFACEABLE};
 use theurian_protocol::mcp::{
     ContentClassification, KnowledgeTraceInput, KnowledgeTraceInputDirection,
     KnowledgeTraceResponse, MayContainInstructions, TraceEdge, TraceNode,
@@ -48,20 +48,14 @@ pub(crate) async fn answer(
         types: types.as_deref(),
         depth: u32::try_from(input.depth.get()).unwrap_or(u32::MAX),
         limit: usize::try_from(input.limit.get()).unwrap_or(usize::MAX),
-        statuses: if input.include_unapproved {
-            SURFACEABLE
-        } else {
-            APPROVED_ONLY
-        },
+        statuses: statuses(input.include_unapproved),
         visible: &visible,
     };
     let found = trace(&opened.pool, project, &ask)
         .await
         .map_err(read_refusal)?;
     let Some(found) = found else {
-        return Err(Refusal::argument(
-            "itemId",
-            "no item of this id is served in this project (it may not exist, may not be approved, or may sit above this daemon's sensitivity ceiling)",
+        return Err(super::shape::item_not_served(
             "Use knowledge.search to find the id, or pass includeUnapproved for proposed items.",
         ));
     };

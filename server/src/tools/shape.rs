@@ -87,3 +87,13 @@ pub fn cursor<'a>(sent: Option<&'a str>, what: &str) -> Result<Option<&'a str>, 
         )),
     }
 }
+
+/// The one refusal for an item a call is not served — absent, not approved, or above the
+/// ceiling all read alike, so the answer never tells them apart. `cure` suits the tool.
+pub fn item_not_served(cure: &str) -> Refusal {
+    Refusal::argument(
+        "itemId",
+        "no item of this id is served in this project (it may not exist, may not be approved, or may sit above this daemon's sensitivity ceiling)",
+        cure,
+    )
+}

@@ -4,7 +4,7 @@
 
 use super::project::open;
 use crate::state::AppState;
-use theurian_core::index::status::{cure, status, Active, Building};
+use theurian_core::index::status::{cure, status, Active, Building, STALE_CURE};
 use theurian_protocol::mcp::{
     ActiveBuild, SystemIndexStatusInput, SystemIndexStatusResponse, UnpublishedBuild,
 };
@@ -39,9 +39,7 @@ pub(crate) async fn answer(
     let (active, fallback_reason, remedy) = match found.active {
         Ok(a) => {
             let stale = a.pointer.state_hash != answering;
-            let remedy = stale.then(|| {
-                "Run `theurian index build` in the project: the build predates the applied knowledge, so what was added since is missing from rankings.".to_owned()
-            });
+            let remedy = stale.then(|| STALE_CURE.to_owned());
             (Some(active_build(a, stale)?), None, remedy)
         }
         Err(reason) => (None, Some(reason), Some(cure(reason).to_owned())),
