@@ -461,8 +461,8 @@ pub enum IndexCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
-    /// Write a synthetic corpus into DIR (a markdown body and a migration per item; past 10,000
-    /// items, several items per migration, to stay within the migration-file limit).
+    /// Write a synthetic corpus into DIR (a markdown body and a migration per item; past 9,900
+    /// items, several items per migration, leaving room below the migration-file limit).
     Generate {
         /// Where to write it (a directory that becomes a project root).
         dir: PathBuf,

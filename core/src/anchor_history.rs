@@ -33,8 +33,9 @@ pub struct History {
     repo: gix::Repository,
     head: gix::ObjectId,
     head_tree: gix::ObjectId,
-    /// (commit time, id) along HEAD's first parents, newest first.
-    timeline: Vec<(i64, gix::ObjectId)>,
+    /// (commit time, id) along HEAD's first parents, newest first; walked on first use, since
+    /// only a revision that records no commit needs it.
+    timeline: std::cell::OnceCell<Vec<(i64, gix::ObjectId)>>,
     trees: RefCell<HashMap<gix::ObjectId, Option<gix::ObjectId>>>,
 }
 
@@ -47,15 +48,13 @@ impl History {
             let tree = commit.tree_id().ok()?.detach();
             (commit.id, tree)
         };
-        let mut history = History {
+        Some(History {
             repo,
             head,
             head_tree,
-            timeline: Vec::new(),
+            timeline: std::cell::OnceCell::new(),
             trees: RefCell::new(HashMap::new()),
-        };
-        history.timeline = history.first_parents();
-        Some(history)
+        })
     }
 
     /// HEAD's commit id.
@@ -81,6 +80,7 @@ impl History {
     /// commit a revision written then described, when the anchor names none.
     pub fn at_time(&self, seconds: i64) -> Option<String> {
         self.timeline
+            .get_or_init(|| self.first_parents())
             .iter()
             .find(|(t, _)| *t <= seconds)
             .map(|(_, id)| id.to_string())

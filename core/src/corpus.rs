@@ -170,9 +170,16 @@ fn ulid(from_ms: u64, n: usize) -> String {
     ulid::Ulid::from_parts(from_ms + n as u64, 0).to_string()
 }
 
-/// Items per generated migration: one, unless that would pass the loader's file limit.
+/// Migration files a generated project leaves free below the loader's limit, so it can still
+/// take later migrations (a benchmark's second state, a user's own edits).
+pub const MIGRATION_HEADROOM: usize = 100;
+
+/// Items per generated migration: one, unless that would leave less than
+/// [`MIGRATION_HEADROOM`] files free below the loader's limit.
 fn items_per_migration(items: usize) -> usize {
-    items.div_ceil(crate::migrate::set::MAX_MIGRATIONS).max(1)
+    items
+        .div_ceil(crate::migrate::set::MAX_MIGRATIONS - MIGRATION_HEADROOM)
+        .max(1)
 }
 
 /// One item to write.
@@ -185,7 +192,7 @@ struct Item {
 
 /// Writes `items` items under `root/.theurian/`: one body each, and one migration each up to
 /// the loader's limit on migration files; a larger corpus puts several items in each migration
-/// so it stays loadable (100,000 items: ten per migration).
+/// so it stays loadable with room for later migrations (10,000 items: two per migration).
 pub fn generate(root: &Path, items: usize, seed: u64) -> Result<(), CoreError> {
     let mut rng = Rng(seed | 1);
     let generated = (0..items).map(|i| {
@@ -344,11 +351,13 @@ mod tests {
     fn large_corpora_group_items_so_the_migration_count_stays_loadable() {
         assert_eq!(items_per_migration(0), 1);
         assert_eq!(items_per_migration(648), 1);
-        assert_eq!(items_per_migration(MAX_MIGRATIONS), 1);
-        assert_eq!(items_per_migration(MAX_MIGRATIONS + 1), 2);
-        assert_eq!(items_per_migration(100_000), 10);
-        for items in [MAX_MIGRATIONS + 1, 100_000, 250_001] {
-            assert!(items.div_ceil(items_per_migration(items)) <= MAX_MIGRATIONS);
+        let free = MAX_MIGRATIONS - MIGRATION_HEADROOM;
+        assert_eq!(items_per_migration(free), 1);
+        assert_eq!(items_per_migration(free + 1), 2);
+        assert_eq!(items_per_migration(MAX_MIGRATIONS), 2);
+        assert_eq!(items_per_migration(100_000), 11);
+        for items in [free + 1, MAX_MIGRATIONS, 100_000, 250_001] {
+            assert!(items.div_ceil(items_per_migration(items)) <= free);
         }
     }
 

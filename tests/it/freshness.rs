@@ -213,3 +213,82 @@ fn the_commits_listed_per_file_are_the_schema_s_bound() {
         Some(theurian_core::anchor_history::LISTED as u64)
     );
 }
+
+/// More items than one round reads, with findings scattered across the rounds' edges: pages of
+/// three add up to exactly the items whose window closed or whose anchored file changed, in
+/// id order, and every served item is counted.
+#[tokio::test]
+async fn a_check_pages_through_more_items_than_one_round_reads() {
+    let source = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(source.path().join(".theurian/knowledge")).expect("mkdir");
+    std::fs::write(source.path().join(".theurian/knowledge/.keep"), "").expect("keep");
+    let repo = Repo::of(source.path());
+    write(&repo, "src/lib.rs", "pub fn one() {}\n");
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "code"]);
+    let described = head(&repo);
+    let mut ops = String::new();
+    let mut expected = Vec::new();
+    for i in 0..1_300 {
+        let id = format!("f.i{i:04}");
+        let expired = i % 97 == 0 || (254..=258).contains(&i) || (1_278..=1_282).contains(&i);
+        let anchored = i % 150 == 1;
+        let body = format!("About {id}.\n");
+        write(&repo, &format!(".theurian/knowledge/{id}.md"), &body);
+        let window = if expired {
+            ", validTo: '2020-01-01T00:00:00Z'"
+        } else {
+            ""
+        };
+        let anchor = if anchored {
+            format!(", sourceAnchors: [{{provider: git, sourceUri: 'https://example.com/lib', commitSha: '{described}', filePath: src/lib.rs}}]")
+        } else {
+            String::new()
+        };
+        ops.push_str(&format!(
+            "  - {{op: upsertRevision, itemId: {id}, revisionId: 01K1CCCCCC{i:016}, contentFile: ../knowledge/{id}.md, contentSha256: {:x}, metadata: {{title: {id}, contentType: text/markdown, kind: architecture, namespace: f, status: approved, owner: o, sensitivity: public, labels: [authored-in-theurian], validFrom: '2019-01-01T00:00:00Z'{window}{anchor}}}}}\n",
+            Sha256::digest(body.as_bytes())
+        ));
+        match (expired, anchored) {
+            (true, true) => expected.push(format!("{id} expired,anchor-changed")),
+            (true, false) => expected.push(format!("{id} expired")),
+            (false, true) => expected.push(format!("{id} anchor-changed")),
+            (false, false) => {}
+        }
+    }
+    write(
+        &repo,
+        ".theurian/migrations/01K1BBBBBB0000000000000001.yaml",
+        &format!("apiVersion: theurian.dev/v1\nid: 01K1BBBBBB0000000000000001\ncreatedAt: 2026-07-15T10:00:00Z\nauthor: t\noperations:\n{ops}"),
+    );
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "knowledge"]);
+    repo.ok(&["--json", "project", "register", "--project-id", "fresh"]);
+    repo.ok(&["--json", "migrate", "apply"]);
+    write(&repo, "src/lib.rs", "pub fn one() { two() }\n");
+    git(repo.dir.path(), &["add", "-A"]);
+    git(repo.dir.path(), &["commit", "-q", "-m", "change"]);
+
+    let daemon = daemon_for(&repo).await;
+    let c = daemon.typed().await;
+    let mut found = Vec::new();
+    let mut cursor = Value::Null;
+    let mut pages = 0;
+    loop {
+        let args = json!({"projectId": "fresh", "limit": 3, "cursor": cursor});
+        let page = ok(
+            &c.call("knowledge.checkFreshness", args).await,
+            ToolId::KnowledgeCheckFreshness,
+        );
+        assert_eq!(page["checked"], 1_300, "{page}");
+        found.extend(summary(&page));
+        pages += 1;
+        cursor = page["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(found, expected);
+    assert_eq!(pages, expected.len().div_ceil(3));
+    daemon.shutdown().await;
+}

@@ -11,7 +11,6 @@
 use super::read::ReadError;
 use generated_ops::items_touched;
 use sqlx::sqlite::SqlitePool;
-use sqlx::Row;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -25,15 +24,14 @@ pub enum Kind {
     Relabelled,
 }
 
-/// The labels compared between two states.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Labels {
-    pub revision_id: Option<String>,
-    pub title: Option<String>,
-    pub status: String,
-    pub sensitivity: String,
-    pub trust_level: String,
-    pub owner: String,
+/// The labels compared between two states, borrowed from one state's packed rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Labels<'a> {
+    revision_id: Option<&'a str>,
+    status: &'a str,
+    sensitivity: &'a str,
+    trust_level: &'a str,
+    owner: &'a str,
 }
 
 /// One changed item.
@@ -71,29 +69,31 @@ pub async fn changes(
     after: Option<&str>,
     limit: usize,
 ) -> Result<(Vec<Change>, bool), ReadError> {
-    let before = labels(older, scope.project).await?;
-    let now = labels(newer, scope.project).await?;
+    let (old_rows, new_rows) = (
+        packed(older, scope.project).await?,
+        packed(newer, scope.project).await?,
+    );
+    let (before, now) = (records(&old_rows)?, records(&new_rows)?);
     let served = |l: &Labels| {
         l.revision_id.is_some()
-            && scope.statuses.contains(&l.status.as_str())
-            && scope.visible.contains(&l.sensitivity.as_str())
+            && scope.statuses.contains(&l.status)
+            && scope.visible.contains(&l.sensitivity)
     };
-    let ids: BTreeSet<&String> = before.keys().chain(now.keys()).collect();
     let mut found = Vec::new();
     let mut more = false;
-    for id in ids
-        .into_iter()
-        .filter(|id| after.is_none_or(|a| id.as_str() > a))
-    {
-        let (old, new) = (before.get(id), now.get(id));
-        let (was, is) = (old.is_some_and(served), new.is_some_and(served));
+    for (id, old, new) in differing(&before, &now, after) {
+        let (old, new) = (old.map(labels).transpose()?, new.map(labels).transpose()?);
+        let (was, is) = (
+            old.as_ref().is_some_and(served),
+            new.as_ref().is_some_and(served),
+        );
         let kind = match (was, is) {
             (false, false) => continue,
             (false, true) => {
                 // Held before but retired (not above the ceiling): brought back.
                 let retired = old.is_some_and(|o| {
-                    scope.visible.contains(&o.sensitivity.as_str())
-                        && !super::SURFACEABLE.contains(&o.status.as_str())
+                    scope.visible.contains(&o.sensitivity)
+                        && !super::SURFACEABLE.contains(&o.status)
                 });
                 if retired {
                     Kind::Restored
@@ -104,7 +104,7 @@ pub async fn changes(
             (true, false) => Kind::Withdrawn,
             (true, true) => match (old, new) {
                 (Some(o), Some(n)) if o.revision_id != n.revision_id => Kind::Revised,
-                (Some(o), Some(n)) if !relabelled(o, n).is_empty() => Kind::Relabelled,
+                (Some(o), Some(n)) if !relabelled(&o, &n).is_empty() => Kind::Relabelled,
                 _ => continue,
             },
         };
@@ -112,20 +112,24 @@ pub async fn changes(
             more = true;
             break;
         }
-        let shown = if is { new } else { old };
         found.push(Change {
-            item_id: id.clone(),
+            item_id: id.to_owned(),
             kind,
-            from_revision: old.filter(|_| was).and_then(|o| o.revision_id.clone()),
-            to_revision: new.filter(|_| is).and_then(|n| n.revision_id.clone()),
-            title: shown.and_then(|l| l.title.clone()).unwrap_or_default(),
+            from_revision: old
+                .filter(|_| was)
+                .and_then(|o| o.revision_id.map(str::to_owned)),
+            to_revision: new
+                .filter(|_| is)
+                .and_then(|n| n.revision_id.map(str::to_owned)),
+            title: String::new(),
             relabelled: match (old, new) {
-                (Some(o), Some(n)) if was && is => relabelled(o, n),
+                (Some(o), Some(n)) if was && is => relabelled(&o, &n),
                 _ => Vec::new(),
             },
             migrations: Vec::new(),
         });
     }
+    titles(older, newer, scope.project, &mut found).await?;
     attribute(older, newer, root, scope.project, &mut found).await?;
     Ok((found, more))
 }
@@ -142,59 +146,152 @@ fn relabelled(o: &Labels, n: &Labels) -> Vec<&'static str> {
     .collect()
 }
 
-/// Every item of `project` in one state, with its served labels.
-async fn labels(pool: &SqlitePool, project: &str) -> Result<HashMap<String, Labels>, ReadError> {
-    let rows = sqlx::query(
-        "SELECT i.item_id, i.current_revision_id, r.title, i.status, i.sensitivity, i.trust_level, i.owner
-         FROM knowledge_items i LEFT JOIN knowledge_revisions r
-           ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id
-         WHERE i.project_id = ?",
-    )
-    .bind(project)
-    .fetch_all(pool)
-    .await?;
-    let mut out = HashMap::with_capacity(rows.len());
-    for r in &rows {
-        out.insert(
-            r.try_get(0)?,
-            Labels {
-                revision_id: r.try_get(1)?,
-                title: r.try_get(2)?,
-                status: r.try_get(3)?,
-                sensitivity: r.try_get(4)?,
-                trust_level: r.try_get(5)?,
-                owner: r.try_get(6)?,
-            },
-        );
+/// Every item of `project` in one state, packed by SQLite into one string: per item, its byte
+/// length, `:`, then `item_id`, revision, status, sensitivity, trust level and owner joined by
+/// U+001F. Only the owner is free text and it comes last, so a record splits one way only; and
+/// one string per state costs one allocation where rows would cost seven per item.
+const PACKED: &str =
+    "SELECT ifnull(group_concat(length(CAST(r AS BLOB)) || ':' || r, ''), '') FROM (
+    SELECT item_id || char(31) || ifnull(current_revision_id, '') || char(31) || status || char(31)
+        || sensitivity || char(31) || trust_level || char(31) || owner AS r
+    FROM knowledge_items WHERE project_id = ?)";
+
+async fn packed(pool: &SqlitePool, project: &str) -> Result<String, ReadError> {
+    Ok(sqlx::query_scalar(PACKED)
+        .bind(project)
+        .fetch_one(pool)
+        .await?)
+}
+
+/// The packed records of one state as (item id, record), sorted by item id.
+fn records(packed: &str) -> Result<Vec<(&str, &str)>, ReadError> {
+    let broken = || ReadError::Inconsistent("the packed item rows do not split".into());
+    let mut out = Vec::new();
+    let mut rest = packed;
+    while !rest.is_empty() {
+        let (length, tail) = rest.split_once(':').ok_or_else(broken)?;
+        let length: usize = length.parse().map_err(|_| broken())?;
+        let record = tail.get(..length).ok_or_else(broken)?;
+        rest = tail.get(length..).ok_or_else(broken)?;
+        let id = record.split('\u{1f}').next().unwrap_or_default();
+        out.push((id, record));
     }
+    out.sort_unstable_by(|a, b| a.0.cmp(b.0));
     Ok(out)
 }
 
+/// The labels of one packed record.
+fn labels(record: &str) -> Result<Labels<'_>, ReadError> {
+    let mut fields = record.splitn(6, '\u{1f}').skip(1);
+    let mut next = || {
+        fields
+            .next()
+            .ok_or_else(|| ReadError::Inconsistent("a packed item row is short".into()))
+    };
+    let revision = next()?;
+    Ok(Labels {
+        revision_id: (!revision.is_empty()).then_some(revision),
+        status: next()?,
+        sensitivity: next()?,
+        trust_level: next()?,
+        owner: next()?,
+    })
+}
+
+/// Item ids past `after` whose records differ between the two sorted lists, in id order, with
+/// the record on each side (None where the state has no such item).
+fn differing<'a>(
+    before: &'a [(&'a str, &'a str)],
+    now: &'a [(&'a str, &'a str)],
+    after: Option<&'a str>,
+) -> impl Iterator<Item = (&'a str, Option<&'a str>, Option<&'a str>)> + 'a {
+    let start =
+        |rows: &[(&str, &str)]| after.map_or(0, |a| rows.partition_point(|(id, _)| *id <= a));
+    let (mut old, mut new) = (
+        before[start(before)..].iter().peekable(),
+        now[start(now)..].iter().peekable(),
+    );
+    std::iter::from_fn(move || loop {
+        let next = match (old.peek(), new.peek()) {
+            (None, None) => return None,
+            (Some(o), Some(n)) if o.0 == n.0 => {
+                let (o, n) = (old.next()?, new.next()?);
+                (o.1 != n.1).then_some((o.0, Some(o.1), Some(n.1)))
+            }
+            (Some(o), Some(n)) if o.0 < n.0 => old.next().map(|o| (o.0, Some(o.1), None)),
+            (Some(_), None) => old.next().map(|o| (o.0, Some(o.1), None)),
+            _ => new.next().map(|n| (n.0, None, Some(n.1))),
+        };
+        if next.is_some() {
+            return next;
+        }
+    })
+}
+
+/// Fills each change's title: the one served now, or the one last served.
+async fn titles(
+    older: &SqlitePool,
+    newer: &SqlitePool,
+    project: &str,
+    found: &mut [Change],
+) -> Result<(), ReadError> {
+    const TITLE: &str = "SELECT r.title FROM knowledge_items i JOIN knowledge_revisions r
+        ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id
+        WHERE i.project_id = ? AND i.item_id = ?";
+    for change in found.iter_mut() {
+        let pool = if change.kind == Kind::Withdrawn {
+            older
+        } else {
+            newer
+        };
+        let title: Option<String> = sqlx::query_scalar(TITLE)
+            .bind(project)
+            .bind(&change.item_id)
+            .fetch_optional(pool)
+            .await?;
+        change.title = title.unwrap_or_default();
+    }
+    Ok(())
+}
+
 /// The migrations applied in `newer` and not in `older`, in apply order, with their checksums.
+/// When the older history is a prefix of the newer (the usual case: later migrations applied
+/// on top), the rest of the newer one is the answer; otherwise the two are compared as sets.
 async fn applied_between(
     older: &SqlitePool,
     newer: &SqlitePool,
     project: &str,
 ) -> Result<Vec<(String, String)>, ReadError> {
-    let before: BTreeSet<String> = history(older, project)
-        .await?
+    let (before, now) = (
+        history(older, project).await?,
+        history(newer, project).await?,
+    );
+    let pairs = |text: &str| -> Vec<(String, String)> {
+        text.split(',')
+            .filter_map(|p| p.split_once(' '))
+            .map(|(id, sum)| (id.to_owned(), sum.to_owned()))
+            .collect()
+    };
+    if let Some(rest) = now.strip_prefix(before.as_str()) {
+        if before.is_empty() || rest.is_empty() || rest.starts_with(',') {
+            return Ok(pairs(rest));
+        }
+    }
+    let held: BTreeSet<String> = pairs(&before).into_iter().map(|(id, _)| id).collect();
+    Ok(pairs(&now)
         .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    Ok(history(newer, project)
-        .await?
-        .into_iter()
-        .filter(|(id, _)| !before.contains(id))
+        .filter(|(id, _)| !held.contains(id))
         .collect())
 }
 
-/// (migration id, checksum) in apply order.
-async fn history(pool: &SqlitePool, project: &str) -> Result<Vec<(String, String)>, ReadError> {
-    Ok(sqlx::query_as::<_, (String, String)>(
-        "SELECT migration_id, checksum FROM migration_history WHERE project_id = ? ORDER BY sequence",
+/// `id checksum` pairs in apply order, joined by commas (neither holds a space or a comma).
+async fn history(pool: &SqlitePool, project: &str) -> Result<String, ReadError> {
+    Ok(sqlx::query_scalar(
+        "SELECT ifnull(group_concat(migration_id || ' ' || checksum, ',' ORDER BY sequence), '')
+         FROM migration_history WHERE project_id = ?",
     )
     .bind(project)
-    .fetch_all(pool)
+    .fetch_one(pool)
     .await?)
 }
 
@@ -306,5 +403,63 @@ mod generated_ops {
         out.sort_unstable();
         out.dedup();
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pack(rows: &[[&str; 6]]) -> String {
+        rows.iter()
+            .map(|r| {
+                let record = r.join("\u{1f}");
+                format!("{}:{record}", record.len())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_owner_holding_the_separators_still_splits_one_way() {
+        let owner = "Team \u{1f}é:12:\u{1f}";
+        let text = pack(&[
+            ["k.b", "", "draft", "internal", "reviewed", "x"],
+            [
+                "k.a",
+                "01K1CCCCCC0000000000000001",
+                "approved",
+                "public",
+                "reviewed",
+                owner,
+            ],
+        ]);
+        let rows = records(&text).expect("splits");
+        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), ["k.a", "k.b"]);
+        let a = labels(rows[0].1).expect("labels");
+        assert_eq!(
+            (a.owner, a.revision_id),
+            (owner, Some("01K1CCCCCC0000000000000001"))
+        );
+        assert_eq!(labels(rows[1].1).expect("labels").revision_id, None);
+        for broken in ["3:ab", "x:abc", "1:é", "1"] {
+            assert!(records(broken).is_err(), "{broken}");
+        }
+    }
+
+    #[test]
+    fn only_differing_records_past_the_cursor_are_walked() {
+        let before = [("a", "a1"), ("b", "b1"), ("c", "c1"), ("e", "e1")];
+        let now = [("a", "a1"), ("b", "b2"), ("d", "d1"), ("e", "e1")];
+        let all: Vec<_> = differing(&before, &now, None).collect();
+        assert_eq!(
+            all,
+            [
+                ("b", Some("b1"), Some("b2")),
+                ("c", Some("c1"), None),
+                ("d", None, Some("d1"))
+            ]
+        );
+        let after_b: Vec<_> = differing(&before, &now, Some("b")).map(|d| d.0).collect();
+        assert_eq!(after_b, ["c", "d"]);
     }
 }

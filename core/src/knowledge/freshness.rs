@@ -76,77 +76,121 @@ pub struct Report {
     pub head: Option<String>,
 }
 
-/// Checks every served item of `project` in item-id order.
+/// Items read in the first round; each later round reads four times the one before. A page
+/// often fills within the first round, so a call reads about as many items as it reports on,
+/// and a check of every item still takes only a few rounds.
+const FIRST_ROUND: i64 = 256;
+
+/// Checks every served item of `project` in item-id order, a round of items at a time, until
+/// a page of findings is full.
 pub async fn check(
     pool: &SqlitePool,
     project: &str,
     root: &Path,
     ask: &Ask<'_>,
 ) -> Result<Report, ReadError> {
-    let items = read::servable_heads(pool, project, ask.statuses, ask.visible).await?;
-    let checked = items.len();
-    let (anchors, written_at) = if ask.anchors {
-        let revisions: Vec<&str> = items.iter().map(|i| i.revision_id.as_str()).collect();
-        (
-            read::anchors_for(pool, project, &revisions).await?,
-            source_commits(pool, project).await?,
-        )
-    } else {
-        (HashMap::new(), HashMap::new())
-    };
-    // Opened after the last read of the database: the repository is not held across an await.
-    let history = if ask.anchors {
-        History::open(root)
-    } else {
-        None
-    };
+    let checked = read::count_servable(pool, project, ask.statuses, ask.visible).await?;
+    let mut head = None;
     let mut findings = Vec::new();
     let mut more = false;
-    for item in items
-        .into_iter()
-        .filter(|i| ask.after.is_none_or(|a| i.item_id.as_str() > a))
-    {
-        let mut reasons = window(&item, &ask.at);
-        if let Some(signals) = ask.reported.get(&item.revision_id) {
-            reasons.extend(
-                signals
-                    .iter()
-                    .map(|(signal, (reports, last_at))| Reason::Reported {
-                        signal: signal.clone(),
-                        reports: *reports,
-                        last_at: last_at.clone(),
-                    }),
-            );
+    let mut after = ask.after.map(str::to_owned);
+    let mut round = FIRST_ROUND;
+    'rounds: loop {
+        let items = read::servable_heads(
+            pool,
+            project,
+            ask.statuses,
+            ask.visible,
+            after.as_deref(),
+            round,
+        )
+        .await?;
+        let Some(last) = items.last() else { break };
+        after = Some(last.item_id.clone());
+        let last_round = items.len() < round as usize;
+        round = round.saturating_mul(4);
+        let (anchors, written_at) = if ask.anchors {
+            let revisions: Vec<&str> = items.iter().map(|i| i.revision_id.as_str()).collect();
+            (
+                read::anchors_for(pool, project, &revisions).await?,
+                source_commits(pool, project, &revisions).await?,
+            )
+        } else {
+            (HashMap::new(), HashMap::new())
+        };
+        // Opened after the round's reads and dropped before the next: gix's repository cannot
+        // cross an await on this runtime. Not opened for a round with no anchor to compare.
+        let history = if anchors.is_empty() {
+            None
+        } else {
+            History::open(root)
+        };
+        if head.is_none() {
+            head = history.as_ref().map(History::head);
         }
-        if let Some(history) = &history {
-            let boundary = written_at
-                .get(&item.revision_id)
-                .cloned()
-                .or_else(|| parse(&item.created_at).and_then(|t| history.at_time(t.timestamp())));
-            for anchor in anchors.get(&item.revision_id).into_iter().flatten() {
-                reasons.extend(drift(history, anchor, boundary.as_deref()));
+        for item in items {
+            let reasons = reasons(&item, ask, history.as_ref(), &anchors, &written_at);
+            if reasons.is_empty() {
+                continue;
             }
+            if findings.len() == ask.limit {
+                more = true;
+                break 'rounds;
+            }
+            let age = parse(&item.created_at).map_or(0, |c| age_days(&ask.at, &c));
+            findings.push(Finding {
+                item,
+                age_days: age,
+                reasons,
+            });
         }
-        if reasons.is_empty() {
-            continue;
-        }
-        if findings.len() == ask.limit {
-            more = true;
+        if last_round {
             break;
         }
-        let age = parse(&item.created_at).map_or(0, |c| age_days(&ask.at, &c));
-        findings.push(Finding {
-            item,
-            age_days: age,
-            reasons,
-        });
+    }
+    if head.is_none() && ask.anchors {
+        // No anchor was compared, but the answer still names the commit they would be.
+        head = History::open(root).map(|h| h.head());
     }
     Ok(Report {
         findings,
         more,
         checked,
-        head: history.as_ref().map(History::head),
+        head,
     })
+}
+
+/// Everything that questions `item`: its window, reports against its revision, and its
+/// anchors' drift when a history is open.
+fn reasons(
+    item: &ItemView,
+    ask: &Ask<'_>,
+    history: Option<&History>,
+    anchors: &HashMap<String, Vec<Anchor>>,
+    written_at: &HashMap<String, String>,
+) -> Vec<Reason> {
+    let mut reasons = window(item, &ask.at);
+    if let Some(signals) = ask.reported.get(&item.revision_id) {
+        reasons.extend(
+            signals
+                .iter()
+                .map(|(signal, (reports, last_at))| Reason::Reported {
+                    signal: signal.clone(),
+                    reports: *reports,
+                    last_at: last_at.clone(),
+                }),
+        );
+    }
+    if let Some(history) = history {
+        let boundary = written_at
+            .get(&item.revision_id)
+            .cloned()
+            .or_else(|| parse(&item.created_at).and_then(|t| history.at_time(t.timestamp())));
+        for anchor in anchors.get(&item.revision_id).into_iter().flatten() {
+            reasons.extend(drift(history, anchor, boundary.as_deref()));
+        }
+    }
+    reasons
 }
 
 /// The validity reasons for `item` at `at`.
@@ -189,12 +233,15 @@ fn drift(history: &History, anchor: &Anchor, revision_commit: Option<&str>) -> O
 async fn source_commits(
     pool: &SqlitePool,
     project: &str,
+    revisions: &[&str],
 ) -> Result<HashMap<String, String>, ReadError> {
     let rows = sqlx::query(
         "SELECT revision_id, source_commit FROM knowledge_revisions
-         WHERE project_id = ? AND source_commit IS NOT NULL AND source_commit <> ''",
+         WHERE project_id = ? AND revision_id IN (SELECT value FROM json_each(?))
+           AND source_commit IS NOT NULL AND source_commit <> ''",
     )
     .bind(project)
+    .bind(read::json_list(revisions))
     .fetch_all(pool)
     .await?;
     let mut out = HashMap::with_capacity(rows.len());

@@ -64,7 +64,7 @@ pub struct RelationView {
     pub note: Option<String>,
 }
 
-fn json_list(items: &[&str]) -> String {
+pub(crate) fn json_list(items: &[&str]) -> String {
     serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
 }
 
@@ -458,17 +458,53 @@ pub async fn servable(
     served_items(pool, project, statuses, visible, ITEM_COLUMNS).await
 }
 
-/// [`servable`] without the bodies (each `body` is empty): for checks over every item that
-/// read only its labels and dates, where the bodies would be most of what is read.
+/// [`servable`] without the bodies (each `body` is empty), `limit` items after the item id
+/// `after`: for checks that read only labels and dates, where the bodies would be most of
+/// what is read, a round at a time.
 pub async fn servable_heads(
     pool: &SqlitePool,
     project: &str,
     statuses: &[&str],
     visible: &[&str],
+    after: Option<&str>,
+    limit: i64,
 ) -> Result<Vec<ItemView>, ReadError> {
     let columns = ITEM_COLUMNS.replacen("r.body", "''", 1);
-    served_items(pool, project, statuses, visible, &columns).await
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{columns} WHERE {SERVED} AND i.item_id > ? ORDER BY i.item_id LIMIT ?"
+    )))
+    .bind(project)
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .bind(after.unwrap_or(""))
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    rows.iter().filter_map(|r| view(r).transpose()).collect()
 }
+
+/// How many items may be served under `statuses` and `visible`.
+pub async fn count_servable(
+    pool: &SqlitePool,
+    project: &str,
+    statuses: &[&str],
+    visible: &[&str],
+) -> Result<usize, ReadError> {
+    let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT COUNT(*) FROM knowledge_items i WHERE {SERVED}"
+    )))
+    .bind(project)
+    .bind(json_list(statuses))
+    .bind(json_list(visible))
+    .fetch_one(pool)
+    .await?;
+    Ok(usize::try_from(count).unwrap_or(0))
+}
+
+/// The condition an item must meet to be served: binds the project, the statuses and the
+/// visible sensitivities (JSON lists), in that order.
+const SERVED: &str = "i.project_id = ? AND i.current_revision_id IS NOT NULL \
+    AND i.status IN (SELECT value FROM json_each(?)) AND i.sensitivity IN (SELECT value FROM json_each(?))";
 
 async fn served_items(
     pool: &SqlitePool,
@@ -478,8 +514,7 @@ async fn served_items(
     columns: &str,
 ) -> Result<Vec<ItemView>, ReadError> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "{columns} WHERE i.project_id = ? AND i.current_revision_id IS NOT NULL AND i.status IN (SELECT value FROM json_each(?))
-         AND i.sensitivity IN (SELECT value FROM json_each(?)) ORDER BY i.item_id"
+        "{columns} WHERE {SERVED} ORDER BY i.item_id"
     )))
     .bind(project)
     .bind(json_list(statuses))
