@@ -7373,7 +7373,7 @@ pub mod mcp {
         ///This build's release version. Informational: compatibility is decided by `theurian compat check`, not by reading this.
         pub version: SystemCapabilitiesResponseVersion,
     }
-    ///Feature switches. A `true` means the call or behaviour is available in this build, not that a given project exercises it.
+    ///Feature switches. A `true` means the call or behaviour is available in this build, not that a given project exercises it. The object is closed, so a flag for a tool added since `theurian/v1` would break every client that validates against it; such tools get flags with the next protocol version, and until then `tools/list` and `note` name every tool this build serves.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(deny_unknown_fields)]
     pub struct SystemCapabilitiesResponseCapabilities {
