@@ -60,6 +60,7 @@ mod ranked;
 mod reference;
 mod review;
 mod review_ingest;
+mod review_thread;
 mod setup;
 mod support;
 mod trace;

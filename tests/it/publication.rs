@@ -306,6 +306,9 @@ fn full_arguments(tool: ToolId) -> Value {
         ToolId::ReviewFindings => {
             json!({"reviewer": "security", "severity": "HIGH", "family": "f", "specialist": "s", "commitSha": "abc", "pullRequest": 4, "q": "lock", "limit": 5})
         }
+        ToolId::ReviewGetThread => {
+            json!({"repository": "acme/ledger", "recordKey": "PRRT_kwDOLedger42x"})
+        }
         ToolId::ReviewSearch => {
             json!({"q": "lock", "repository": "acme/ledger", "pullRequest": 4, "threadState": "resolved", "author": "octo", "filePath": "src/a.rs", "limit": 5})
         }

@@ -7,9 +7,7 @@
 use super::draft::{Anchor, ContentRequest, DraftOnly, Evidence};
 use super::DraftError;
 use crate::review::evidence::{Document, Record};
-use crate::review::listing::{read_one, review_root};
 use crate::review::store::STORE_FILE;
-use sqlx::Row;
 use std::path::Path;
 use theurian_protocol::evidence::ThreadState;
 use theurian_protocol::mcp::ProposalPayload;
@@ -89,25 +87,12 @@ async fn stored(
     repository: &str,
     key: &str,
 ) -> Result<Document, DraftError> {
-    // A stamp-checked open: a stale or damaged store resolves nothing.
-    let mut conn = crate::review::store::open(store)
-        .await
-        .map_err(|_| unresolved())?;
-    let rows = sqlx::query("SELECT relative_path FROM review_records WHERE repository = ?1 AND record_key = ?2 LIMIT 2")
-        .bind(repository)
-        .bind(key)
-        .fetch_all(&mut conn)
-        .await
-        .map_err(|_| unresolved())?;
-    let [row] = rows.as_slice() else {
-        return Err(unresolved());
-    };
-    let rel: String = row.try_get(0).map_err(|_| unresolved())?;
-    let dir = review_root(root)?.ok_or_else(unresolved)?;
-    read_one(&dir, &rel).map_err(|e| {
-        let core: crate::CoreError = e.into();
-        DraftError::refused(core.message, core.remedy)
-    })
+    use crate::review::thread::{document, Fault};
+    match document(root, store, repository, key).await {
+        Ok(Some((_, doc))) => Ok(doc),
+        Ok(None) | Err(Fault::Unavailable | Fault::NotHeld) => Err(unresolved()),
+        Err(Fault::Unreadable(core)) => Err(DraftError::refused(core.message, core.remedy)),
+    }
 }
 
 impl DraftOnly {

@@ -6,6 +6,7 @@
 //! * [`evidence`]: one document: schema, decoding, the checks a schema cannot state, writing.
 //! * [`listing`]: finding, fingerprinting and reading every file, contained in the review root.
 //! * [`store`]: the search store: projection, build under the writer lock, the served read.
+//! * [`thread`]: one thread in full, found through the store and re-read from its file.
 //! * [`write`]: landing documents where they belong, never through a symlink.
 //! * [`ingest`]: `theurian review ingest` through the GitHub CLI.
 
@@ -14,4 +15,5 @@ pub mod ingest;
 pub mod layout;
 pub mod listing;
 pub mod store;
+pub mod thread;
 pub mod write;

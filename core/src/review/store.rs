@@ -73,15 +73,21 @@ pub struct Projected {
     pub texts: Vec<(Channel, String)>,
 }
 
-/// Projects one checked document.
-pub fn project(rel: &str, doc: &Document) -> Result<Projected, CoreError> {
-    let head = &doc.head;
-    let observed = super::evidence::instant(head.last_seen_run.observed_at.as_str())
+/// An evidence instant as the review tools serve it: UTC, microseconds, `+00:00`; empty when
+/// it does not parse (a checked document's always does).
+pub fn in_utc(instant: &str) -> String {
+    super::evidence::instant(instant)
         .map(|t| {
             t.with_timezone(&chrono::Utc)
                 .to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// Projects one checked document.
+pub fn project(rel: &str, doc: &Document) -> Result<Projected, CoreError> {
+    let head = &doc.head;
+    let observed = in_utc(head.last_seen_run.observed_at.as_str());
     let pull_request = doc
         .pull_request()
         .map_err(|p| CoreError::from(super::evidence::EvidenceError::new(rel, p)))?;

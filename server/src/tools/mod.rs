@@ -19,6 +19,7 @@ mod project_list;
 mod project_status;
 mod review_findings;
 mod review_generate_knowledge_candidate;
+mod review_get_thread;
 mod review_search;
 mod review_shared;
 mod shape;
@@ -145,6 +146,10 @@ impl ToolHandlers for Handlers {
             "q",
             "limit",
         ],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
+    const REVIEW_GET_THREAD: Option<KeyUsage> = Some(KeyUsage {
+        read: &["projectId", "snapshotId", "repository", "recordKey"],
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const REVIEW_SEARCH: Option<KeyUsage> = Some(KeyUsage {
@@ -348,5 +353,12 @@ impl ToolHandlers for Handlers {
         input: mcp::KnowledgeGetContextInput,
     ) -> Result<mcp::KnowledgeGetContextResponse, Refusal> {
         knowledge_get_context::answer(&self.state, input).await
+    }
+
+    async fn review_get_thread(
+        &self,
+        input: mcp::ReviewGetThreadInput,
+    ) -> Result<mcp::ReviewGetThreadResponse, Refusal> {
+        review_get_thread::answer(&self.state, input).await
     }
 }

@@ -1,0 +1,138 @@
+//! `review.getThread`: one review thread in full, by the `repository` and `recordKey` a
+//! review.search record carries. A key the store does not hold and a key naming another kind
+//! of record get one refusal, so the answer never says which records exist beyond threads.
+
+use super::review_shared::{check_text, Store};
+use crate::state::AppState;
+use theurian_core::knowledge::text::cut;
+use theurian_core::review::store::{STORE_FILE, STORE_ID};
+use theurian_core::review::thread::{thread, Fault, Served};
+use theurian_protocol::evidence::Participant as Held;
+use theurian_protocol::mcp::{
+    Comment, Participant, PullRequestNumber, ReviewGetThreadInput, ReviewGetThreadResponse,
+    ReviewGetThreadResponseResolution as Resolution, UntrustedClassification,
+};
+use theurian_protocol::Refusal;
+
+const TOOL: &str = "review.getThread";
+
+/// Comments served per thread; the rest are counted in `commentsOmitted`.
+const MAX_COMMENTS: usize = 200;
+/// Characters of one comment served before it is cut.
+const MAX_BODY_CHARS: usize = 8_000;
+
+const STORE: Store = Store {
+    kind: "review",
+    id: STORE_ID,
+    file: STORE_FILE,
+    rebuild: "theurian review build",
+    unavailable: "This project's review threads cannot be read: no review search store built by this installation is current. Run `theurian review build` in the project, then retry.",
+};
+
+const EMPTY: &str = "names no record";
+
+pub(crate) async fn answer(
+    state: &AppState,
+    input: ReviewGetThreadInput,
+) -> Result<ReviewGetThreadResponse, Refusal> {
+    let (repository, key) = (input.repository.as_str(), input.record_key.as_str());
+    check_text("repository", Some(repository), EMPTY)?;
+    check_text("recordKey", Some(key), EMPTY)?;
+    let (root, store) = STORE
+        .locate_with_root(
+            state,
+            input.project_id.as_str(),
+            input.snapshot_id.as_ref().map(|s| s.as_str()),
+        )
+        .await?;
+    let _permit = state.review_gate.enter().await?;
+    let served = thread(&root, &store, repository, key)
+        .await
+        .map_err(|f| match f {
+            Fault::Unavailable => STORE.unavailable(),
+            Fault::NotHeld => Refusal::argument(
+                "recordKey",
+                "this project's review store holds no review thread under that key in that repository",
+                "Take `repository` and `recordKey` from a review.search record whose kind is review-thread.",
+            ),
+            Fault::Unreadable(e) => Refusal::new(
+                theurian_protocol::mcp::RefusalMetaCode::StateUnavailable,
+                format!("{} {}", e.message, e.remedy),
+            ),
+        })?;
+    shape(input, served)
+}
+
+fn shape(input: ReviewGetThreadInput, served: Served) -> Result<ReviewGetThreadResponse, Refusal> {
+    let bad = |e: theurian_protocol::mcp::error::ConversionError| Refusal::internal(TOOL, &e);
+    let t = served.thread;
+    let omitted = t.comments.len().saturating_sub(MAX_COMMENTS);
+    let comments = t
+        .comments
+        .into_iter()
+        .take(MAX_COMMENTS)
+        .map(|c| {
+            let cut_body = c.body.chars().count() > MAX_BODY_CHARS;
+            Ok(Comment {
+                author: participant(c.author)?,
+                body: cut(c.body, MAX_BODY_CHARS),
+                body_cut: cut_body,
+                created_at: c.created_at.to_string(),
+                category: c
+                    .category
+                    .map(|k| k.to_string().parse())
+                    .transpose()
+                    .map_err(bad)?,
+                line_start: c.line_start,
+                line_end: c.line_end,
+            })
+        })
+        .collect::<Result<Vec<_>, Refusal>>()?;
+    let resolution = t
+        .resolution
+        .map(|r| {
+            Ok::<_, Refusal>(Resolution {
+                state: r.state.to_string().parse().map_err(bad)?,
+                resolved_by: r.resolved_by.map(participant).transpose()?,
+                resolved_at: r.resolved_at.map(|a| a.to_string()),
+                fix_commit: r.fix_commit,
+            })
+        })
+        .transpose()?;
+    Ok(ReviewGetThreadResponse {
+        project_id: input.project_id,
+        repository: input.repository.as_str().try_into().map_err(bad)?,
+        record_key: input.record_key.as_str().try_into().map_err(bad)?,
+        record_path: served.rel.try_into().map_err(bad)?,
+        pull_request: PullRequestNumber(
+            served
+                .pull_request
+                .and_then(|n| u64::try_from(n).ok())
+                .and_then(std::num::NonZeroU64::new),
+        ),
+        source_uri: served.source_uri.try_into().map_err(bad)?,
+        file_path: t.file_path,
+        line_start: t.line_start,
+        line_end: t.line_end,
+        commit_sha: t.commit_sha,
+        state: t.state.to_string().parse().map_err(bad)?,
+        resolution,
+        comments,
+        comments_omitted: omitted as u64,
+        last_seen_at: served.last_seen_at,
+        content_classification: UntrustedClassification::UntrustedKnowledge,
+        may_contain_instructions: Default::default(),
+        executable: Default::default(),
+    })
+}
+
+fn participant(p: Held) -> Result<Participant, Refusal> {
+    Ok(Participant {
+        external_id: p
+            .external_id
+            .as_str()
+            .try_into()
+            .map_err(|e| Refusal::internal(TOOL, &e))?,
+        display_name: p.display_name,
+    })
+}
