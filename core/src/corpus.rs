@@ -124,7 +124,7 @@ fn rare_word(rng: &mut Rng) -> String {
     word
 }
 
-fn sentence(rng: &mut Rng) -> String {
+pub(crate) fn sentence(rng: &mut Rng) -> String {
     let n = rng.range(8, 20);
     let words: Vec<String> = (0..n)
         .map(|_| {

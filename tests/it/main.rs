@@ -61,6 +61,7 @@ mod reference;
 mod review;
 mod review_ingest;
 mod review_thread;
+mod review_unresolved;
 mod setup;
 mod support;
 mod trace;

@@ -306,6 +306,9 @@ fn full_arguments(tool: ToolId) -> Value {
         ToolId::ReviewFindings => {
             json!({"reviewer": "security", "severity": "HIGH", "family": "f", "specialist": "s", "commitSha": "abc", "pullRequest": 4, "q": "lock", "limit": 5})
         }
+        ToolId::ReviewListUnresolved => {
+            json!({"repository": "acme/ledger", "pullRequest": 64, "pathPrefix": "src/", "author": "octo", "minAgeDays": 1, "maxAgeDays": 900, "limit": 5, "cursor": "2026-01-01T00:00:00.000000+00:00|x"})
+        }
         ToolId::ReviewGetThread => {
             json!({"repository": "acme/ledger", "recordKey": "PRRT_kwDOLedger42x"})
         }

@@ -2,18 +2,22 @@
 //! `.theurian/review/` (by `theurian review ingest`, or with the repository), and the search
 //! store `theurian review build` projects them into for `review.search`.
 //!
+//! * [`corpus`]: a generated review history for tests and benchmarks.
 //! * [`layout`]: where a document must live, derived from the document.
 //! * [`evidence`]: one document: schema, decoding, the checks a schema cannot state, writing.
 //! * [`listing`]: finding, fingerprinting and reading every file, contained in the review root.
 //! * [`store`]: the search store: projection, build under the writer lock, the served read.
 //! * [`thread`]: one thread in full, found through the store and re-read from its file.
+//! * [`unresolved`]: open threads, newest first, from the store.
 //! * [`write`]: landing documents where they belong, never through a symlink.
 //! * [`ingest`]: `theurian review ingest` through the GitHub CLI.
 
+pub mod corpus;
 pub mod evidence;
 pub mod ingest;
 pub mod layout;
 pub mod listing;
 pub mod store;
 pub mod thread;
+pub mod unresolved;
 pub mod write;

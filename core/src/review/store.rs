@@ -1,6 +1,7 @@
-//! The review search store `.theurian/state/theurian-review-local.sqlite` (schema version 1, the
-//! reference's tables): every evidence file projected into one row, its participants and its
-//! text fragments; rebuilt from scratch and renamed into place under the project writer lock,
+//! The review search store `.theurian/state/theurian-review-local.sqlite`: the reference's
+//! tables (every evidence file projected into one row, its participants and its text
+//! fragments) plus one of ours, each thread's opening and latest comment times, which the
+//! thread tools sort and filter on; rebuilt from scratch and renamed into place under the project writer lock,
 //! and served only while its schema and evidence-format versions are current.
 //!
 //! A file that changes while a build reads it is left out rather than published half-seen: the
@@ -26,8 +27,9 @@ use theurian_protocol::mcp::{
 pub const STORE_FILE: &str = "theurian-review-local.sqlite";
 /// The store id recorded in provenance.
 pub const STORE_ID: &str = "local";
-/// The store's schema version.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The store's schema version: 2 added `review_thread_times`, so a store built before it is
+/// stale and served by no tool until rebuilt.
+pub const SCHEMA_VERSION: i64 = 2;
 
 const DDL: &str = "
 CREATE TABLE review_search_metadata (id INTEGER PRIMARY KEY CHECK (id = 1), review_search_schema_version INTEGER NOT NULL,
@@ -39,6 +41,9 @@ CREATE TABLE review_participants (relative_path TEXT NOT NULL, position INTEGER 
     PRIMARY KEY (relative_path, external_id), FOREIGN KEY (relative_path) REFERENCES review_records ON DELETE CASCADE);
 CREATE TABLE review_texts (relative_path TEXT NOT NULL, position INTEGER NOT NULL, channel TEXT NOT NULL, content TEXT NOT NULL,
     PRIMARY KEY (relative_path, position), FOREIGN KEY (relative_path) REFERENCES review_records ON DELETE CASCADE);
+CREATE TABLE review_thread_times (relative_path TEXT PRIMARY KEY NOT NULL, opened_at TEXT NOT NULL, last_comment_at TEXT NOT NULL,
+    comments INTEGER NOT NULL, FOREIGN KEY (relative_path) REFERENCES review_records ON DELETE CASCADE);
+CREATE INDEX review_thread_times_opened ON review_thread_times (opened_at, relative_path);
 ";
 
 /// The cure for a build that saw every file change under it.
@@ -71,6 +76,9 @@ pub struct Projected {
     pub participants: Vec<String>,
     /// `(channel, content)`, in position order.
     pub texts: Vec<(Channel, String)>,
+    /// A thread's first and latest comment times (UTC, as [`in_utc`] spells them) and its
+    /// comment count; None for other records.
+    pub times: Option<(String, String, i64)>,
 }
 
 /// An evidence instant as the review tools serve it: UTC, microseconds, `+00:00`; empty when
@@ -91,6 +99,19 @@ pub fn project(rel: &str, doc: &Document) -> Result<Projected, CoreError> {
     let pull_request = doc
         .pull_request()
         .map_err(|p| CoreError::from(super::evidence::EvidenceError::new(rel, p)))?;
+    let times = match &doc.record {
+        Record::Thread(t) => {
+            let at = |c: Option<&theurian_protocol::evidence::Comment>| {
+                c.map(|c| in_utc(c.created_at.as_str())).unwrap_or_default()
+            };
+            let latest = t
+                .comments
+                .iter()
+                .max_by_key(|c| in_utc(c.created_at.as_str()));
+            Some((at(t.comments.first()), at(latest), t.comments.len() as i64))
+        }
+        _ => None,
+    };
     let (author, mut ids, texts, thread_state, file_path) = match &doc.record {
         Record::PullRequest(p) => (
             p.author.clone(),
@@ -153,6 +174,7 @@ pub fn project(rel: &str, doc: &Document) -> Result<Projected, CoreError> {
         last_seen_at: observed,
         participants: ids,
         texts,
+        times,
     })
 }
 
@@ -245,6 +267,14 @@ async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
             })
             .collect();
         insert(conn, "review_texts", &["relative_path", "position", "channel", "content"], &texts).await?;
+        let times: Vec<Vec<Val>> = load
+            .iter()
+            .filter_map(|p| {
+                let (opened, latest, comments) = p.times.as_ref()?;
+                Some(vec![p.rel.as_str().into(), opened.as_str().into(), latest.as_str().into(), (*comments).into()])
+            })
+            .collect();
+        insert(conn, "review_thread_times", &["relative_path", "opened_at", "last_comment_at", "comments"], &times).await?;
         sqlx::query("INSERT INTO review_search_metadata (id, review_search_schema_version, evidence_format_version, built_at) VALUES (1, ?, ?, ?)")
             .bind(SCHEMA_VERSION)
             .bind(format_version())

@@ -20,6 +20,7 @@ mod project_status;
 mod review_findings;
 mod review_generate_knowledge_candidate;
 mod review_get_thread;
+mod review_list_unresolved;
 mod review_search;
 mod review_shared;
 mod shape;
@@ -150,6 +151,21 @@ impl ToolHandlers for Handlers {
     });
     const REVIEW_GET_THREAD: Option<KeyUsage> = Some(KeyUsage {
         read: &["projectId", "snapshotId", "repository", "recordKey"],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
+    const REVIEW_LIST_UNRESOLVED: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "repository",
+            "pullRequest",
+            "pathPrefix",
+            "author",
+            "minAgeDays",
+            "maxAgeDays",
+            "limit",
+            "cursor",
+        ],
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const REVIEW_SEARCH: Option<KeyUsage> = Some(KeyUsage {
@@ -360,5 +376,12 @@ impl ToolHandlers for Handlers {
         input: mcp::ReviewGetThreadInput,
     ) -> Result<mcp::ReviewGetThreadResponse, Refusal> {
         review_get_thread::answer(&self.state, input).await
+    }
+
+    async fn review_list_unresolved(
+        &self,
+        input: mcp::ReviewListUnresolvedInput,
+    ) -> Result<mcp::ReviewListUnresolvedResponse, Refusal> {
+        review_list_unresolved::answer(&self.state, input).await
     }
 }

@@ -4,22 +4,17 @@
 //! Every filter is checked before anything is read; a store that cannot be served is one
 //! constant refusal.
 
-use super::review_shared::{check_text, check_vocabulary, Store};
+use super::review_shared::{check_text, check_vocabulary, page, Store};
 use crate::state::AppState;
 use theurian_core::review::store::{read, Filters, STORE_FILE, STORE_ID};
 use theurian_protocol::mcp::{
-    ReviewSearchInput, ReviewSearchResponse, ReviewSearchResponseRecordsItem,
+    ReviewSearchInput, ReviewSearchResponse,
     ReviewSearchResponseRecordsItemThreadState as ThreadState,
 };
 use theurian_protocol::Refusal;
 
 /// Most records one call may ask for; outside 1..=50 is refused, never clamped.
 pub const MAX_LIMIT: i64 = 50;
-
-/// The page budget in characters of keys and string values: room for `MAX_LIMIT` records whose
-/// excerpt is cut (280 + `...`) and whose other 17 keys each carry a value as long as the
-/// longest filter (400). The first record is always served whole.
-pub const MAX_RESPONSE_CHARS: usize = 354_150;
 
 /// The store this tool serves.
 const STORE: Store = Store {
@@ -34,38 +29,6 @@ const UNAVAILABLE: &str = "This project's review evidence cannot be searched: no
 Run `theurian review build` in the project to project the evidence files under .theurian/review/ into it, then retry.";
 const EMPTY: &str =
     "matches everything or nothing depending on the filter, rather than what you meant";
-
-/// What one served record costs against the budget.
-pub fn cost(record: &ReviewSearchResponseRecordsItem) -> usize {
-    match serde_json::to_value(record) {
-        Ok(serde_json::Value::Object(m)) => m
-            .iter()
-            .map(|(k, v)| k.chars().count() + v.as_str().map_or(0, |s| s.chars().count()))
-            .sum(),
-        _ => usize::MAX,
-    }
-}
-
-/// The first `limit` rows that fit the budget (at least one), and whether anything was left.
-pub fn page(
-    mut rows: Vec<ReviewSearchResponseRecordsItem>,
-    limit: usize,
-) -> (Vec<ReviewSearchResponseRecordsItem>, bool) {
-    let read = rows.len();
-    rows.truncate(limit);
-    let mut total = 0usize;
-    let mut served = 0usize;
-    for r in &rows {
-        let c = cost(r);
-        if served > 0 && total.saturating_add(c) > MAX_RESPONSE_CHARS {
-            break;
-        }
-        total = total.saturating_add(c);
-        served += 1;
-    }
-    rows.truncate(served);
-    (rows, served < read)
-}
 
 pub(crate) async fn answer(
     state: &AppState,

@@ -107,3 +107,37 @@ pub(crate) fn check_vocabulary(
         _ => Ok(()),
     }
 }
+
+/// The page budget of the review tools that list records, in characters of keys and string
+/// values: room for 50 records whose excerpt is cut (280 + `...`) and whose other 17 keys each
+/// carry a value as long as the longest filter (400). The first record is always served whole.
+pub const MAX_RESPONSE_CHARS: usize = 354_150;
+
+/// What one served record costs against the budget.
+pub fn cost(record: &impl serde::Serialize) -> usize {
+    match serde_json::to_value(record) {
+        Ok(serde_json::Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| k.chars().count() + v.as_str().map_or(0, |s| s.chars().count()))
+            .sum(),
+        _ => usize::MAX,
+    }
+}
+
+/// The first `limit` rows that fit the budget (at least one), and whether anything was left.
+pub fn page<T: serde::Serialize>(mut rows: Vec<T>, limit: usize) -> (Vec<T>, bool) {
+    let read = rows.len();
+    rows.truncate(limit);
+    let mut total = 0usize;
+    let mut served = 0usize;
+    for r in &rows {
+        let c = cost(r);
+        if served > 0 && total.saturating_add(c) > MAX_RESPONSE_CHARS {
+            break;
+        }
+        total = total.saturating_add(c);
+        served += 1;
+    }
+    rows.truncate(served);
+    (rows, served < read)
+}

@@ -80,12 +80,17 @@ pub fn cursor<'a>(sent: Option<&'a str>, what: &str) -> Result<Option<&'a str>, 
     match sent {
         None => Ok(None),
         Some(c) if c.parse::<theurian_protocol::migration::ItemId>().is_ok() => Ok(Some(c)),
-        Some(_) => Err(Refusal::argument(
-            "cursor",
-            "this is not a cursor this tool issued",
-            &format!("Pass nextCursor from the previous page unchanged, or omit cursor to start from the first {what}."),
-        )),
+        Some(_) => Err(cursor_not_issued(what)),
     }
+}
+
+/// The refusal for a cursor the tool did not issue; `what` names the first thing a page lists.
+pub fn cursor_not_issued(what: &str) -> Refusal {
+    Refusal::argument(
+        "cursor",
+        "this is not a cursor this tool issued",
+        &format!("Pass nextCursor from the previous page unchanged, or omit cursor to start from the first {what}."),
+    )
 }
 
 /// The one refusal for an item a call is not served — absent, not approved, or above the

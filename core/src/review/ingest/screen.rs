@@ -12,15 +12,25 @@ pub const REDACTED_NAME: &str = "[redacted]";
 /// Most findings reported for one record.
 pub const MAX_FINDINGS_PER_RECORD: usize = 20;
 
+/// A participant's (external id, display name) as redaction serves them: the name replaced, and
+/// an id that is the name (a login standing in for an id) pseudonymised stably, so one
+/// person's records still link. Redacting twice changes nothing more.
+pub fn redacted(external_id: &str, display_name: &str) -> (String, String) {
+    let id = if external_id == display_name {
+        let digest = sha256_hex(external_id.as_bytes());
+        format!("redacted~{}", &digest[..16])
+    } else {
+        external_id.to_owned()
+    };
+    (id, REDACTED_NAME.to_owned())
+}
+
 fn redact(p: &mut Participant) {
-    if p.external_id.as_str() == p.display_name {
-        // A login stood in for the id: pseudonymise it too, stably, so identities still link.
-        let digest = sha256_hex(p.external_id.as_bytes());
-        if let Ok(id) = format!("redacted~{}", &digest[..16]).try_into() {
-            p.external_id = id;
-        }
+    let (id, name) = redacted(p.external_id.as_str(), &p.display_name);
+    if let Ok(id) = id.try_into() {
+        p.external_id = id;
     }
-    p.display_name = REDACTED_NAME.to_owned();
+    p.display_name = name;
 }
 
 /// Replaces every participant's display name (and login-shaped ids) in `doc`.
