@@ -512,6 +512,19 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 100)]
         calls: usize,
     },
+    /// Time the review thread tools (getThread, listUnresolved) over a real socket on a
+    /// generated review history of `--threads` threads across `--pulls` pull requests.
+    Review {
+        /// Review threads in the generated history.
+        #[arg(long, default_value_t = 2000)]
+        threads: usize,
+        /// Pull requests the threads are spread across.
+        #[arg(long, default_value_t = 200)]
+        pulls: usize,
+        /// Calls timed per tool.
+        #[arg(long, default_value_t = 100)]
+        calls: usize,
+    },
     /// Time `migrate apply` from cold (load, hash, build the database from empty) over a
     /// generated corpus, best of `--runs`.
     Apply {

@@ -32,3 +32,31 @@ fn every_designed_tool_answers_a_thousand_item_corpus_within_its_schema() {
         assert_eq!(timed[tool]["n"], 3, "{tool}: {report}");
     }
 }
+
+#[test]
+fn the_review_thread_tools_answer_a_generated_history_within_their_schemas() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .args([
+            "--json",
+            "bench",
+            "review",
+            "--threads",
+            "300",
+            "--pulls",
+            "30",
+            "--calls",
+            "2",
+        ])
+        .output()
+        .expect("bench review");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["threads"], 300);
+    let timed = report["latency"].as_object().expect("latency");
+    assert_eq!(timed.len(), 4, "{report}");
+    assert!(timed.values().all(|t| t["n"] == 2), "{report}");
+}

@@ -40,6 +40,11 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             super::bench_search::run(&corpus, queries, keep.as_deref(), query_words)
         }
         BenchCommand::Tools { items, calls } => super::bench_tools::run(items, calls),
+        BenchCommand::Review {
+            threads,
+            pulls,
+            calls,
+        } => super::bench_review::run(threads, pulls, calls),
         BenchCommand::Findings { commits, runs } => super::bench_findings::run(commits, runs),
         BenchCommand::Soak { states, clients } => super::bench_soak::run(states, clients),
         BenchCommand::Fuzz {

@@ -105,13 +105,20 @@ fn conforms(
         .map_err(|e| fail(&format!("match {tool}'s answer to its schema"), e))
 }
 
-pub fn run(items: usize, calls: usize) -> Result<Value, CoreError> {
-    if items < 2 {
-        return Err(CoreError::usage(
-            "The tools benchmark needs at least two items (relations join pairs of them).",
-            "Pass --items 2 or more.",
-        ));
-    }
+/// A generated project of `items` items registered as `bench`, committed to Git and applied
+/// once, with the runtime it was applied on (kept entered while the value lives).
+pub(super) struct Bench {
+    /// Held so the scratch directory lives as long as the run.
+    pub _work: tempfile::TempDir,
+    pub root: std::path::PathBuf,
+    pub data: DataDir,
+    pub project: Project,
+    /// The state hash of the first apply.
+    pub first: String,
+    pub runtime: tokio::runtime::Runtime,
+}
+
+pub(super) fn project(items: usize) -> Result<Bench, CoreError> {
     let work = tempfile::tempdir().map_err(|e| fail("create a scratch directory", e))?;
     let root = work.path().join("corpus");
     corpus::generate(&root, items, 7419)?;
@@ -133,33 +140,80 @@ pub fn run(items: usize, calls: usize) -> Result<Value, CoreError> {
         .enable_all()
         .build()
         .map_err(|e| fail("start the runtime", e))?;
-    let _context = runtime.enter();
     let project = Project::new(root.clone(), "bench", &repo, None);
     let first = runtime.block_on(apply(&data, &project, &root))?;
-    let ids = item_ids(&root)?;
-    second_state(&root, &ids)?;
-    git(&root, &["add", "-A"])?;
-    git(&root, &["commit", "-q", "-m", "relations"])?;
-    runtime.block_on(apply(&data, &project, &root))?;
-    let visible = theurian_core::serving_profile::load(&data)?.visible_names();
-    runtime.block_on(build(
-        &data,
-        &root,
-        "bench",
-        &visible,
-        BuildOptions::default(),
-    ))?;
+    Ok(Bench {
+        _work: work,
+        root,
+        data,
+        project,
+        first,
+        runtime,
+    })
+}
 
-    let served = Serving::start(&data)?;
+/// Arguments of a tool's `i`th timed call.
+pub(super) type Arguments<'a> = &'a dyn Fn(usize) -> Value;
+
+/// Serves `data` and times `calls` calls of each tool over one connection, every answer checked
+/// against the tool's published output schema (so the run is also a conformance check).
+pub(super) fn time_tools(
+    data: &DataDir,
+    tools: &[(&str, Arguments<'_>)],
+    calls: usize,
+) -> Result<serde_json::Map<String, Value>, CoreError> {
+    let served = Serving::start(data)?;
     let stream = TcpStream::connect(("127.0.0.1", served.port)).map_err(|e| fail("connect", e))?;
     let _ = stream.set_nodelay(true);
     let mut stream = BufReader::new(stream);
     let mut figures = serde_json::Map::new();
-    // Every answer is checked against its published output schema, so the run is also a
-    // conformance check of each tool on this corpus.
     let seat = theurian_protocol::seat::Seat::new()
         .map_err(|e| fail("compile the published schemas", e))?;
-    let tools: [(&str, &dyn Fn(usize) -> Value); 7] = [
+    for (tool, args) in tools {
+        let mut samples = Vec::with_capacity(calls);
+        for i in 0..calls {
+            let mut arguments = args(i);
+            if let Some(o) = arguments.as_object_mut() {
+                o.insert("projectId".into(), json!("bench"));
+            }
+            let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}).to_string();
+            let t = Instant::now();
+            let answer = post(&mut stream, served.port, &served.token, &body)
+                .map_err(|e| fail("call the daemon", e))?;
+            samples.push(t.elapsed());
+            conforms(&seat, tool, &answer)?;
+        }
+        figures.insert((*tool).to_owned(), percentiles(samples));
+    }
+    served.stop();
+    Ok(figures)
+}
+
+pub fn run(items: usize, calls: usize) -> Result<Value, CoreError> {
+    if items < 2 {
+        return Err(CoreError::usage(
+            "The tools benchmark needs at least two items (relations join pairs of them).",
+            "Pass --items 2 or more.",
+        ));
+    }
+    let bench = project(items)?;
+    let _context = bench.runtime.enter();
+    let (root, data) = (&bench.root, &bench.data);
+    let first = &bench.first;
+    let ids = item_ids(root)?;
+    second_state(root, &ids)?;
+    git(root, &["add", "-A"])?;
+    git(root, &["commit", "-q", "-m", "relations"])?;
+    bench.runtime.block_on(apply(data, &bench.project, root))?;
+    let visible = theurian_core::serving_profile::load(data)?.visible_names();
+    bench.runtime.block_on(build(
+        data,
+        root,
+        "bench",
+        &visible,
+        BuildOptions::default(),
+    ))?;
+    let tools: [(&str, Arguments<'_>); 7] = [
         ("system.indexStatus", &|_| json!({})),
         ("project.status", &|_| json!({})),
         (
@@ -180,23 +234,7 @@ pub fn run(items: usize, calls: usize) -> Result<Value, CoreError> {
             &|i| json!({"itemId": ids[i % ids.len()], "signal": "helpful"}),
         ),
     ];
-    for (tool, args) in tools {
-        let mut samples = Vec::with_capacity(calls);
-        for i in 0..calls {
-            let mut arguments = args(i);
-            if let Some(o) = arguments.as_object_mut() {
-                o.insert("projectId".into(), json!("bench"));
-            }
-            let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}).to_string();
-            let t = Instant::now();
-            let answer = post(&mut stream, served.port, &served.token, &body)
-                .map_err(|e| fail("call the daemon", e))?;
-            samples.push(t.elapsed());
-            conforms(&seat, tool, &answer)?;
-        }
-        figures.insert(tool.to_owned(), percentiles(samples));
-    }
-    served.stop();
+    let figures = time_tools(data, &tools, calls)?;
     Ok(json!({
         "benchmark": "the designed tools over a real socket",
         "items": items,

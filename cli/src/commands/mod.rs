@@ -4,6 +4,7 @@ mod auth;
 mod bench;
 mod bench_findings;
 mod bench_fuzz;
+mod bench_review;
 mod bench_search;
 mod bench_soak;
 mod bench_tools;
