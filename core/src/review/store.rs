@@ -44,6 +44,8 @@ CREATE TABLE review_texts (relative_path TEXT NOT NULL, position INTEGER NOT NUL
 CREATE TABLE review_thread_times (relative_path TEXT PRIMARY KEY NOT NULL, opened_at TEXT NOT NULL, last_comment_at TEXT NOT NULL,
     comments INTEGER NOT NULL, FOREIGN KEY (relative_path) REFERENCES review_records ON DELETE CASCADE);
 CREATE INDEX review_thread_times_opened ON review_thread_times (opened_at, relative_path);
+CREATE INDEX review_records_key ON review_records (repository, record_key);
+CREATE INDEX review_records_pull ON review_records (pull_request);
 ";
 
 /// The cure for a build that saw every file change under it.

@@ -44,22 +44,35 @@ pub struct Open {
     pub excerpt: String,
 }
 
+/// The columns and conditions every read shares; `{from}` and `{pull}` are filled per read.
 const OPEN_THREADS: &str = "SELECT r.relative_path, r.record_key, r.repository, r.pull_request, r.file_path, r.source_uri,
         r.author_external_id, r.author_display_name, t.opened_at, t.last_comment_at, t.comments,
         (SELECT x.content FROM review_texts x WHERE x.relative_path = r.relative_path ORDER BY x.position LIMIT 1)
-    FROM review_thread_times t JOIN review_records r ON r.relative_path = t.relative_path
-    WHERE r.kind = 'review-thread' AND r.thread_state = 'open'
-      AND (?1 IS NULL OR r.repository = ?1) AND (?2 IS NULL OR r.pull_request = ?2)
+    FROM {from} ON r.relative_path = t.relative_path
+    WHERE r.kind = 'review-thread' AND r.thread_state = 'open' AND {pull}
+      AND (?1 IS NULL OR r.repository = ?1)
       AND (?3 IS NULL OR substr(r.file_path, 1, length(?3)) = ?3)
       AND (?4 IS NULL OR EXISTS (SELECT 1 FROM review_participants p WHERE p.relative_path = r.relative_path AND p.external_id = ?4))
       AND (?5 IS NULL OR t.opened_at <= ?5) AND (?6 IS NULL OR t.opened_at >= ?6)
       AND (?7 IS NULL OR t.opened_at < ?7 OR (t.opened_at = ?7 AND t.relative_path < ?8))
     ORDER BY t.opened_at DESC, t.relative_path DESC LIMIT ?9";
 
+/// The read for `f`. Without a pull request the thread times drive, in their index order
+/// (CROSS JOIN fixes SQLite's join order), so a page stops after its rows; with one, its few
+/// records are found through their index and sorted.
+fn open_threads_sql(f: &Filters<'_>) -> String {
+    let (from, pull) = if f.pull_request.is_some() {
+        ("review_records r JOIN review_thread_times t", "r.pull_request = ?2")
+    } else {
+        ("review_thread_times t CROSS JOIN review_records r", "?2 IS NULL")
+    };
+    OPEN_THREADS.replace("{from}", from).replace("{pull}", pull)
+}
+
 /// Up to `f.rows` open threads matching `f`, newest first.
 pub async fn open_threads(path: &Path, f: &Filters<'_>) -> Result<Vec<Open>, Unavailable> {
     let mut conn = open(path).await?;
-    let rows = sqlx::query(OPEN_THREADS)
+    let rows = sqlx::query(sqlx::AssertSqlSafe(open_threads_sql(f)))
         .bind(f.repository)
         .bind(f.pull_request)
         .bind(f.path_prefix)
