@@ -97,6 +97,7 @@ pub fn prepared_project() -> (tempfile::TempDir, PathBuf, PathBuf, Value) {
         "review.findings": {"projectId": PROJECT},
         "review.search": {"projectId": PROJECT, "limit": 3},
         "review.listUnresolved": {"projectId": PROJECT, "limit": 5},
+        "review.getDecisions": {"projectId": PROJECT, "limit": 5},
         "review.getThread": {"projectId": PROJECT, "repository": "acme/ledger", "recordKey": "PRRT_kwDOLedger42x"},
         "knowledge.proposeChange": {"projectId": PROJECT, "itemId": "decision.sdk-probe", "title": "SDK probe", "kind": "decision", "owner": "o", "author": "a", "description": "d", "body": "b\n", "contentType": "text/markdown", "evidence": evidence, "labels": ["authored-in-theurian"]},
         "knowledge.generateMigrationDraft": {"projectId": PROJECT, "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": "decision.idempotency-keys", "owner": "x"}]}, "evidence": evidence},

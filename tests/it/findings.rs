@@ -59,7 +59,7 @@ const OURS: &str = "docs: describe the finding trailer for contributors\n\nRevie
 const OURS_DATE: &str = "2026-07-10T18:00:00+09:00";
 
 /// The fixture's history, then our commit.
-fn commit_fixtures(dir: &Path) {
+pub(crate) fn commit_fixtures(dir: &Path) {
     commit_history(dir);
     let scratch = tempfile::tempdir().expect("tempdir");
     let path = scratch.path().join("message");

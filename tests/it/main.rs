@@ -59,6 +59,7 @@ mod publication;
 mod ranked;
 mod reference;
 mod review;
+mod review_decisions;
 mod review_ingest;
 mod review_thread;
 mod review_unresolved;

@@ -309,6 +309,9 @@ fn full_arguments(tool: ToolId) -> Value {
         ToolId::ReviewListUnresolved => {
             json!({"repository": "acme/ledger", "pullRequest": 64, "pathPrefix": "src/", "author": "octo", "minAgeDays": 1, "maxAgeDays": 900, "limit": 5, "cursor": "2026-01-01T00:00:00.000000+00:00|x"})
         }
+        ToolId::ReviewGetDecisions => {
+            json!({"repository": "acme/ledger", "pullRequest": 42, "pathPrefix": "src/", "kind": "approved", "limit": 5, "cursor": "2026-01-01T00:00:00.000000+00:00|r:x"})
+        }
         ToolId::ReviewGetThread => {
             json!({"repository": "acme/ledger", "recordKey": "PRRT_kwDOLedger42x"})
         }

@@ -1,4 +1,5 @@
-//! `theurian bench review`: the latency of the review thread tools over a real socket on a
+//! `theurian bench review`: the latency of the review tools (getThread, listUnresolved,
+//! getDecisions) over a real socket on a
 //! generated review history (`core::review::corpus`) of N threads across P pull requests,
 //! projected by the same store build `theurian review build` runs.
 
@@ -19,7 +20,7 @@ pub fn run(threads: usize, pulls: usize, calls: usize) -> Result<Value, CoreErro
     let made = generate(&bench.root, pulls, threads, 7419)?;
     super::review::build_store(&bench.data, &bench.root, &theurian_core::progress::SILENT)?;
     let key = |i: usize| format!("PRRT_gen{:07}", (i * 7919) % threads);
-    let tools: [(&str, Arguments<'_>); 4] = [
+    let tools: [(&str, Arguments<'_>); 6] = [
         (
             "review.getThread",
             &|i| json!({"repository": REPOSITORY, "recordKey": key(i)}),
@@ -33,6 +34,11 @@ pub fn run(threads: usize, pulls: usize, calls: usize) -> Result<Value, CoreErro
             "review.listUnresolved",
             &|_| json!({"pathPrefix": "src/api/", "minAgeDays": 30, "limit": 50}),
         ),
+        ("review.getDecisions", &|_| json!({"limit": 20})),
+        (
+            "review.getDecisions",
+            &|i| json!({"repository": REPOSITORY, "pullRequest": 1 + i % pulls}),
+        ),
     ];
     let mut figures = serde_json::Map::new();
     let labels = [
@@ -40,6 +46,8 @@ pub fn run(threads: usize, pulls: usize, calls: usize) -> Result<Value, CoreErro
         "review.listUnresolved (no filter, 20)",
         "review.listUnresolved (one pull request)",
         "review.listUnresolved (path prefix and age, 50)",
+        "review.getDecisions (no filter, 20)",
+        "review.getDecisions (one pull request)",
     ];
     for ((tool, args), label) in tools.iter().zip(labels) {
         let timed = time_tools(&bench.data, &[(tool, *args)], calls)?;

@@ -4,6 +4,7 @@
 //!
 //! * [`corpus`]: a generated review history for tests and benchmarks.
 //! * [`layout`]: where a document must live, derived from the document.
+//! * [`decisions`]: what a review record states as decided.
 //! * [`evidence`]: one document: schema, decoding, the checks a schema cannot state, writing.
 //! * [`listing`]: finding, fingerprinting and reading every file, contained in the review root.
 //! * [`store`]: the search store: projection, build under the writer lock, the served read.
@@ -13,6 +14,7 @@
 //! * [`ingest`]: `theurian review ingest` through the GitHub CLI.
 
 pub mod corpus;
+pub mod decisions;
 pub mod evidence;
 pub mod ingest;
 pub mod layout;

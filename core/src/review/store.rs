@@ -27,8 +27,8 @@ use theurian_protocol::mcp::{
 pub const STORE_FILE: &str = "theurian-review-local.sqlite";
 /// The store id recorded in provenance.
 pub const STORE_ID: &str = "local";
-/// The store's schema version: 2 added `review_thread_times`, so a store built before it is
-/// stale and served by no tool until rebuilt.
+/// The store's schema version: 2 added `review_thread_times` and `review_decisions`, so a
+/// store built before them is stale and served by no tool until rebuilt.
 pub const SCHEMA_VERSION: i64 = 2;
 
 const DDL: &str = "
@@ -46,6 +46,10 @@ CREATE TABLE review_thread_times (relative_path TEXT PRIMARY KEY NOT NULL, opene
 CREATE INDEX review_thread_times_opened ON review_thread_times (opened_at, relative_path);
 CREATE INDEX review_records_key ON review_records (repository, record_key);
 CREATE INDEX review_records_pull ON review_records (pull_request);
+CREATE TABLE review_decisions (relative_path TEXT PRIMARY KEY NOT NULL, kind TEXT NOT NULL, decided_at TEXT NOT NULL, text TEXT NOT NULL,
+    category TEXT, commit_sha TEXT, decided_by_id TEXT, decided_by_name TEXT,
+    FOREIGN KEY (relative_path) REFERENCES review_records ON DELETE CASCADE);
+CREATE INDEX review_decisions_at ON review_decisions (decided_at, relative_path);
 ";
 
 /// The cure for a build that saw every file change under it.
@@ -81,6 +85,8 @@ pub struct Projected {
     /// A thread's first and latest comment times (UTC, as [`in_utc`] spells them) and its
     /// comment count; None for other records.
     pub times: Option<(String, String, i64)>,
+    /// The decision the record states, if it states one ([`super::decisions::of`]).
+    pub decision: Option<super::decisions::Decision>,
 }
 
 /// An evidence instant as the review tools serve it: UTC, microseconds, `+00:00`; empty when
@@ -177,6 +183,7 @@ pub fn project(rel: &str, doc: &Document) -> Result<Projected, CoreError> {
         participants: ids,
         texts,
         times,
+        decision: super::decisions::of(doc),
     })
 }
 
@@ -276,6 +283,19 @@ async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
                 Some(vec![p.rel.as_str().into(), opened.as_str().into(), latest.as_str().into(), (*comments).into()])
             })
             .collect();
+        let decisions: Vec<Vec<Val>> = load
+            .iter()
+            .filter_map(|p| {
+                let d = p.decision.as_ref()?;
+                let by = d.decided_by.as_ref();
+                Some(vec![
+                    p.rel.as_str().into(), d.kind.into(), d.decided_at.as_str().into(), d.text.as_str().into(), d.category.clone().into(),
+                    d.commit_sha.clone().into(), by.map(|b| b.0.clone()).into(), by.map(|b| b.1.clone()).into(),
+                ])
+            })
+            .collect();
+        insert(conn, "review_decisions", &["relative_path", "kind", "decided_at", "text", "category", "commit_sha", "decided_by_id",
+            "decided_by_name"], &decisions).await?;
         insert(conn, "review_thread_times", &["relative_path", "opened_at", "last_comment_at", "comments"], &times).await?;
         sqlx::query("INSERT INTO review_search_metadata (id, review_search_schema_version, evidence_format_version, built_at) VALUES (1, ?, ?, ?)")
             .bind(SCHEMA_VERSION)

@@ -62,9 +62,15 @@ const OPEN_THREADS: &str = "SELECT r.relative_path, r.record_key, r.repository, 
 /// records are found through their index and sorted.
 fn open_threads_sql(f: &Filters<'_>) -> String {
     let (from, pull) = if f.pull_request.is_some() {
-        ("review_records r JOIN review_thread_times t", "r.pull_request = ?2")
+        (
+            "review_records r JOIN review_thread_times t",
+            "r.pull_request = ?2",
+        )
     } else {
-        ("review_thread_times t CROSS JOIN review_records r", "?2 IS NULL")
+        (
+            "review_thread_times t CROSS JOIN review_records r",
+            "?2 IS NULL",
+        )
     };
     OPEN_THREADS.replace("{from}", from).replace("{pull}", pull)
 }

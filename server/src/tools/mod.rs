@@ -19,6 +19,7 @@ mod project_list;
 mod project_status;
 mod review_findings;
 mod review_generate_knowledge_candidate;
+mod review_get_decisions;
 mod review_get_thread;
 mod review_list_unresolved;
 mod review_search;
@@ -151,6 +152,19 @@ impl ToolHandlers for Handlers {
     });
     const REVIEW_GET_THREAD: Option<KeyUsage> = Some(KeyUsage {
         read: &["projectId", "snapshotId", "repository", "recordKey"],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
+    const REVIEW_GET_DECISIONS: Option<KeyUsage> = Some(KeyUsage {
+        read: &[
+            "projectId",
+            "snapshotId",
+            "repository",
+            "pullRequest",
+            "pathPrefix",
+            "kind",
+            "limit",
+            "cursor",
+        ],
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const REVIEW_LIST_UNRESOLVED: Option<KeyUsage> = Some(KeyUsage {
@@ -383,5 +397,12 @@ impl ToolHandlers for Handlers {
         input: mcp::ReviewListUnresolvedInput,
     ) -> Result<mcp::ReviewListUnresolvedResponse, Refusal> {
         review_list_unresolved::answer(&self.state, input).await
+    }
+
+    async fn review_get_decisions(
+        &self,
+        input: mcp::ReviewGetDecisionsInput,
+    ) -> Result<mcp::ReviewGetDecisionsResponse, Refusal> {
+        review_get_decisions::answer(&self.state, input).await
     }
 }
