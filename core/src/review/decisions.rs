@@ -147,6 +147,15 @@ fn list(kinds: &[&str]) -> String {
     serde_json::to_string(kinds).unwrap_or_else(|_| "[]".to_owned())
 }
 
+/// Review-side decisions with their records; `{pull}` is the pull request condition.
+const REVIEW_DECISIONS: &str = "SELECT 'r:' || d.relative_path, d.kind, d.decided_at, substr(d.text, 1, ?8), d.category, d.commit_sha,
+        d.decided_by_id, d.decided_by_name, r.repository, r.pull_request, r.file_path, r.record_key, r.source_uri
+         FROM review_decisions d JOIN review_records r ON r.relative_path = d.relative_path
+         WHERE (?1 IS NULL OR r.repository = ?1) AND {pull}
+           AND (?3 IS NULL OR substr(r.file_path, 1, length(?3)) = ?3) AND d.kind IN (SELECT value FROM json_each(?4))
+           AND (?5 IS NULL OR d.decided_at < ?5 OR (d.decided_at = ?5 AND 'r:' || d.relative_path < ?6))
+         ORDER BY d.decided_at DESC, d.relative_path DESC LIMIT ?7";
+
 /// Decisions projected into the review store at `path`, newest first.
 pub async fn from_reviews(
     path: &std::path::Path,
@@ -155,15 +164,16 @@ pub async fn from_reviews(
     use sqlx::Row;
     let unavailable = |_| crate::store::swap::Unavailable;
     let mut conn = super::store::open(path).await?;
-    let rows = sqlx::query(
-        "SELECT 'r:' || d.relative_path, d.kind, d.decided_at, substr(d.text, 1, ?8), d.category, d.commit_sha, d.decided_by_id,
-                d.decided_by_name, r.repository, r.pull_request, r.file_path, r.record_key, r.source_uri
-         FROM review_decisions d JOIN review_records r ON r.relative_path = d.relative_path
-         WHERE (?1 IS NULL OR r.repository = ?1) AND (?2 IS NULL OR r.pull_request = ?2)
-           AND (?3 IS NULL OR substr(r.file_path, 1, length(?3)) = ?3) AND d.kind IN (SELECT value FROM json_each(?4))
-           AND (?5 IS NULL OR d.decided_at < ?5 OR (d.decided_at = ?5 AND 'r:' || d.relative_path < ?6))
-         ORDER BY d.decided_at DESC, d.relative_path DESC LIMIT ?7",
-    )
+    // A named pull request is found through its index (`?2 IS NULL OR ...` would hide the
+    // index from SQLite's planner); otherwise the decisions' time index drives.
+    let pull = if f.pull_request.is_some() {
+        "r.pull_request = ?2"
+    } else {
+        "?2 IS NULL"
+    };
+    let rows = sqlx::query(sqlx::AssertSqlSafe(
+        REVIEW_DECISIONS.replace("{pull}", pull),
+    ))
     .bind(f.repository)
     .bind(f.pull_request)
     .bind(f.path_prefix)
