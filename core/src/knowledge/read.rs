@@ -458,7 +458,7 @@ pub async fn servable(
     served_items(pool, project, statuses, visible, ITEM_COLUMNS).await
 }
 
-/// [`servable`] without the bodies (each `body` is empty), `limit` items after the item id
+/// [`servable`] without bodies or structured metadata (both empty), `limit` items after the item id
 /// `after`: for checks that read only labels and dates, where the bodies would be most of
 /// what is read, a round at a time.
 pub async fn servable_heads(
@@ -469,7 +469,10 @@ pub async fn servable_heads(
     after: Option<&str>,
     limit: i64,
 ) -> Result<Vec<ItemView>, ReadError> {
-    let columns = ITEM_COLUMNS.replacen("r.body", "''", 1);
+    // Bodies and structured metadata are most of a revision's bytes; a check reads neither.
+    let columns = ITEM_COLUMNS
+        .replacen("r.body", "''", 1)
+        .replacen("r.structured", "''", 1);
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "{columns} WHERE {SERVED} AND i.item_id > ? ORDER BY i.item_id LIMIT ?"
     )))
