@@ -1,6 +1,7 @@
 //! `review.getThread` over a real socket on the fixture's review evidence, built by the real
 //! binary: a thread in full with its resolution, one refusal for a key not held and a key of
-//! another kind, participants redacted when the project asks, and a store not built.
+//! another kind, participants redacted when the project asks, and a store not built or built
+//! without our projection.
 
 use crate::fixture::PROJECT;
 use crate::knowledge::{ok, refused};
@@ -105,6 +106,21 @@ async fn a_thread_is_served_whole_and_one_refusal_covers_every_key_it_cannot_ser
         absent
     );
 
+    // A store whose header lacks our projection stamp (as the reference builds it, with its own
+    // tables only) is stale: refused with the rebuild cure, then served again once rebuilt.
+    set_projection_stamp(
+        &repo
+            .dir
+            .path()
+            .join(".theurian/state/theurian-review-local.sqlite"),
+        0,
+    )
+    .await;
+    let stale = refused(&call("PRRT_kwDOLedger42x").await, "STATE_UNAVAILABLE");
+    assert!(stale.contains("theurian review build"), "{stale}");
+    repo.ok(&["--json", "review", "build"]);
+    ok(&call("PRRT_kwDOLedger42x").await, ToolId::ReviewGetThread);
+
     // The project turns redaction on after the evidence landed: names are redacted when served.
     let config = repo.dir.path().join(".theurian/config.yaml");
     let text = std::fs::read_to_string(&config).expect("config");
@@ -120,4 +136,18 @@ async fn a_thread_is_served_whole_and_one_refusal_covers_every_key_it_cannot_ser
         "an opaque id is kept, so one person's comments still link"
     );
     daemon.shutdown().await;
+}
+
+async fn set_projection_stamp(store: &std::path::Path, version: i64) {
+    use sqlx::Connection;
+    let mut db = sqlx::SqliteConnection::connect(&format!("sqlite://{}", store.display()))
+        .await
+        .expect("open store");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "PRAGMA user_version = {version}"
+    )))
+    .execute(&mut db)
+    .await
+    .expect("stamp");
+    db.close().await.expect("close");
 }

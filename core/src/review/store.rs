@@ -27,9 +27,13 @@ use theurian_protocol::mcp::{
 pub const STORE_FILE: &str = "theurian-review-local.sqlite";
 /// The store id recorded in provenance.
 pub const STORE_ID: &str = "local";
-/// The store's schema version: 2 added `review_thread_times` and `review_decisions`, so a
-/// store built before them is stale and served by no tool until rebuilt.
-pub const SCHEMA_VERSION: i64 = 2;
+/// The schema version the store's metadata row records. It stays the reference's, so the
+/// reference can still read a store we built: our extra tables sit beside its own untouched.
+pub const SCHEMA_VERSION: i64 = 1;
+/// Our projection's version, kept in SQLite's `user_version` header field where the reference
+/// never looks: 2 added `review_thread_times` and `review_decisions`, so a store built without
+/// them (by the reference, or by an earlier build of ours) is stale until rebuilt.
+pub const PROJECTION_VERSION: i64 = 2;
 
 const DDL: &str = "
 CREATE TABLE review_search_metadata (id INTEGER PRIMARY KEY CHECK (id = 1), review_search_schema_version INTEGER NOT NULL,
@@ -303,6 +307,9 @@ async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
             .bind(crate::store::time::now_micros())
             .execute(&mut *conn)
             .await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA user_version = {PROJECTION_VERSION}")))
+            .execute(&mut *conn)
+            .await?;
         Ok(())
     })
     .await
@@ -324,9 +331,11 @@ pub use crate::store::swap::Unavailable;
 
 /// The store at `path`, read-only, when its stamp is current.
 pub async fn open(path: &Path) -> Result<sqlx::SqliteConnection, Unavailable> {
-    crate::store::swap::open_served(path, "SELECT review_search_schema_version, evidence_format_version FROM review_search_metadata WHERE id = 1", |r| {
+    crate::store::swap::open_served(path, "SELECT review_search_schema_version, evidence_format_version, (SELECT user_version FROM pragma_user_version) \
+        FROM review_search_metadata WHERE id = 1", |r| {
         r.try_get::<i64, _>(0).ok() == Some(SCHEMA_VERSION)
             && r.try_get::<i64, _>(1).ok() == Some(format_version())
+            && r.try_get::<i64, _>(2).ok() == Some(PROJECTION_VERSION)
     })
     .await
 }
