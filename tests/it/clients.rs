@@ -98,6 +98,7 @@ pub fn prepared_project() -> (tempfile::TempDir, PathBuf, PathBuf, Value) {
         "review.search": {"projectId": PROJECT, "limit": 3},
         "review.listUnresolved": {"projectId": PROJECT, "limit": 5},
         "review.getDecisions": {"projectId": PROJECT, "limit": 5},
+        "review.findSimilar": {"projectId": PROJECT, "situation": "a retried payment could be charged twice", "filePath": "src/api"},
         "review.getThread": {"projectId": PROJECT, "repository": "acme/ledger", "recordKey": "PRRT_kwDOLedger42x"},
         "knowledge.proposeChange": {"projectId": PROJECT, "itemId": "decision.sdk-probe", "title": "SDK probe", "kind": "decision", "owner": "o", "author": "a", "description": "d", "body": "b\n", "contentType": "text/markdown", "evidence": evidence, "labels": ["authored-in-theurian"]},
         "knowledge.generateMigrationDraft": {"projectId": PROJECT, "document": {"author": "a", "operations": [{"op": "changeOwner", "itemId": "decision.idempotency-keys", "owner": "x"}]}, "evidence": evidence},

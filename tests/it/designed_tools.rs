@@ -57,6 +57,6 @@ fn the_review_thread_tools_answer_a_generated_history_within_their_schemas() {
     let report: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["threads"], 300);
     let timed = report["latency"].as_object().expect("latency");
-    assert_eq!(timed.len(), 6, "{report}");
+    assert_eq!(timed.len(), 8, "{report}");
     assert!(timed.values().all(|t| t["n"] == 2), "{report}");
 }

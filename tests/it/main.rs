@@ -61,6 +61,7 @@ mod reference;
 mod review;
 mod review_decisions;
 mod review_ingest;
+mod review_similar;
 mod review_thread;
 mod review_unresolved;
 mod setup;

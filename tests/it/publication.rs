@@ -312,6 +312,9 @@ fn full_arguments(tool: ToolId) -> Value {
         ToolId::ReviewGetDecisions => {
             json!({"repository": "acme/ledger", "pullRequest": 42, "pathPrefix": "src/", "kind": "approved", "limit": 5, "cursor": "2026-01-01T00:00:00.000000+00:00|r:x"})
         }
+        ToolId::ReviewFindSimilar => {
+            json!({"situation": "a retry charged twice", "filePath": "src/api", "limit": 3})
+        }
         ToolId::ReviewGetThread => {
             json!({"repository": "acme/ledger", "recordKey": "PRRT_kwDOLedger42x"})
         }

@@ -41,6 +41,8 @@ pub fn build_store(
     let load = history::load_reporting(root, progress)?;
     let lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
     let path = pipeline::runtime()?.block_on(replace_all(root, &load))?;
+    // Under the same lock, so the index is in step with the store it reads.
+    let similar = theurian_core::review::similar::rebuild(root)?;
     drop(lock);
     provenance::record(data, root, "findings", STORE_ID).map_err(|e| {
         CoreError::failure(
@@ -53,6 +55,7 @@ pub fn build_store(
         "findings": load.findings.len(),
         "rejected": load.rejections.len(),
         "parserStamp": PARSER_STAMP,
+        "similarIndex": {"threads": similar.threads, "findings": similar.findings},
         "built": true,
     }))
 }

@@ -94,6 +94,7 @@ fn rebuild(root: &Path, progress: &dyn Progress) -> Result<Value, CoreError> {
         "records": report.records,
         "withheld": report.withheld,
         "storePath": report.store_path.to_string_lossy(),
+        "similarIndex": {"threads": report.similar.threads, "findings": report.similar.findings},
         "built": true,
     }))
 }

@@ -162,6 +162,112 @@ fn feed(
     Ok(fed)
 }
 
+/// What a build records about itself beyond what it counts.
+pub struct Stamp<'a> {
+    pub build_id: &'a str,
+    /// The state the build was made from (for the review index: the stores' build times).
+    pub state_hash: &'a str,
+    pub indexes_unapproved: bool,
+    pub sensitivities: &'a [&'a str],
+}
+
+/// Writes a complete build of `items` into `building`: the word and run fields in one segment,
+/// the passage table, the run vocabulary, the embeddings unless `options.no_embeddings`,
+/// `build.json`, and the summary forest when asked. Returns the build's record and its forest
+/// node count. Publishing (the rename and the pointer) is the caller's.
+pub fn write_build(
+    building: &Path,
+    items: &[read::ItemView],
+    project_id: &str,
+    options: &BuildOptions<'_>,
+    stamp: &Stamp<'_>,
+) -> Result<(BuildInfo, usize), CoreError> {
+    std::fs::create_dir_all(building).map_err(|e| CoreError::io("create", building, &e))?;
+    let (schema, f) = schema();
+    let index = Index::create_in_dir(building, schema).map_err(index_error)?;
+    register(&index);
+    let mut writer: IndexWriter = index
+        .writer_with_num_threads(1, INDEXING_MEMORY)
+        .map_err(index_error)?;
+    // The embeddings are computed on another thread while this one feeds the index (a
+    // single indexing thread, so the build is one segment in `seq` order with no merge).
+    std::thread::scope(|scope| {
+        let (to_embedder, embedding) = if options.no_embeddings {
+            (None, None)
+        } else {
+            let (send, receive) = std::sync::mpsc::sync_channel(EMBED_QUEUE);
+            (
+                Some(send),
+                Some(scope.spawn(move || embed_passages(receive))),
+            )
+        };
+        let embedder_gone = || index_error("a passage could not be embedded");
+        let fed = feed(
+            &mut writer,
+            f,
+            &items,
+            project_id,
+            &options,
+            to_embedder.as_ref(),
+        )?;
+        let (table, documents, seq) = (fed.table, fed.documents, fed.passages);
+        drop(to_embedder);
+        // The passage table is complete: it is written while the index commits.
+        let table_path = building.join(super::passages::PASSAGES_FILE);
+        let table_written = scope.spawn(move || table.write(building));
+        writer.commit().map_err(index_error)?;
+        // One segment: a top-k search keeps one pruning threshold for the whole build instead
+        // of starting over in each segment, and a build is written once and only read after.
+        // One indexing thread writes one segment unless its memory budget fills.
+        let segments = index.searchable_segment_ids().map_err(index_error)?;
+        if segments.len() > 1 {
+            writer.merge(&segments).wait().map_err(index_error)?;
+        }
+        writer.wait_merging_threads().map_err(index_error)?;
+        super::runs::write_vocabulary(&index, f.runs, building).map_err(index_error)?;
+        let vectors = match embedding {
+            None => Vec::new(),
+            Some(worker) => worker.join().map_err(|_| embedder_gone())?,
+        };
+        let info = BuildInfo {
+            format_version: FORMAT_VERSION,
+            index_build_id: stamp.build_id.to_owned(),
+            state_hash: stamp.state_hash.to_owned(),
+            project_id: project_id.to_owned(),
+            embedding_model: if options.no_embeddings {
+                String::new()
+            } else {
+                MODEL.to_owned()
+            },
+            embedding_dimension: if options.no_embeddings { 0 } else { DIMENSION },
+            built_at: time::now_micros(),
+            items: items.len(),
+            chunks: seq as usize,
+            indexes_unapproved: stamp.indexes_unapproved,
+            indexed_sensitivities: stamp.sensitivities.iter().map(|s| s.to_string()).collect(),
+        };
+        if !options.no_embeddings {
+            write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
+        }
+        table_written
+            .join()
+            .map_err(|_| index_error("the passage table could not be written"))?
+            .map_err(|e| CoreError::io("write", &table_path, &e))?;
+        info.write(building)?;
+        if options.raptor {
+            options.progress.stage("building summaries", None);
+        }
+        let nodes = if options.raptor {
+            let forest = super::raptor::build_forest(&documents);
+            super::raptor::write(building, &forest).map_err(index_error)?;
+            forest.nodes.len()
+        } else {
+            0
+        };
+        Ok((info, nodes))
+    })
+}
+
 /// Builds and publishes an index for `project_id` at `root` (canonical).
 pub async fn build(
     data: &DataDir,
@@ -253,93 +359,13 @@ pub async fn build(
     crate::store::writable::preflight(&state_dir, BUILD)?;
     // Everything up to the rename writes into the building directory only; a failure there
     // (a full disk, most likely) removes it and says why, and the live index keeps serving.
-    let written = (|| -> Result<(BuildInfo, usize), CoreError> {
-        std::fs::create_dir_all(&building).map_err(|e| CoreError::io("create", &building, &e))?;
-        let (schema, f) = schema();
-        let index = Index::create_in_dir(&building, schema).map_err(index_error)?;
-        register(&index);
-        let mut writer: IndexWriter = index
-            .writer_with_num_threads(1, INDEXING_MEMORY)
-            .map_err(index_error)?;
-        // The embeddings are computed on another thread while this one feeds the index (a
-        // single indexing thread, so the build is one segment in `seq` order with no merge).
-        std::thread::scope(|scope| {
-            let (to_embedder, embedding) = if options.no_embeddings {
-                (None, None)
-            } else {
-                let (send, receive) = std::sync::mpsc::sync_channel(EMBED_QUEUE);
-                (
-                    Some(send),
-                    Some(scope.spawn(move || embed_passages(receive))),
-                )
-            };
-            let embedder_gone = || index_error("a passage could not be embedded");
-            let fed = feed(
-                &mut writer,
-                f,
-                &items,
-                project_id,
-                &options,
-                to_embedder.as_ref(),
-            )?;
-            let (table, documents, seq) = (fed.table, fed.documents, fed.passages);
-            drop(to_embedder);
-            // The passage table is complete: it is written while the index commits.
-            let table_path = building.join(super::passages::PASSAGES_FILE);
-            let building = &building;
-            let table_written = scope.spawn(move || table.write(building));
-            writer.commit().map_err(index_error)?;
-            // One segment: a top-k search keeps one pruning threshold for the whole build instead
-            // of starting over in each segment, and a build is written once and only read after.
-            // One indexing thread writes one segment unless its memory budget fills.
-            let segments = index.searchable_segment_ids().map_err(index_error)?;
-            if segments.len() > 1 {
-                writer.merge(&segments).wait().map_err(index_error)?;
-            }
-            writer.wait_merging_threads().map_err(index_error)?;
-            super::runs::write_vocabulary(&index, f.runs, building).map_err(index_error)?;
-            let vectors = match embedding {
-                None => Vec::new(),
-                Some(worker) => worker.join().map_err(|_| embedder_gone())?,
-            };
-            let info = BuildInfo {
-                format_version: FORMAT_VERSION,
-                index_build_id: build_id.clone(),
-                state_hash: active.state_hash.clone(),
-                project_id: project_id.to_owned(),
-                embedding_model: if options.no_embeddings {
-                    String::new()
-                } else {
-                    MODEL.to_owned()
-                },
-                embedding_dimension: if options.no_embeddings { 0 } else { DIMENSION },
-                built_at: time::now_micros(),
-                items: items.len(),
-                chunks: seq as usize,
-                indexes_unapproved: options.include_unapproved,
-                indexed_sensitivities: visible.iter().map(|s| s.to_string()).collect(),
-            };
-            if !options.no_embeddings {
-                write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
-            }
-            table_written
-                .join()
-                .map_err(|_| index_error("the passage table could not be written"))?
-                .map_err(|e| CoreError::io("write", &table_path, &e))?;
-            info.write(building)?;
-            if options.raptor {
-                options.progress.stage("building summaries", None);
-            }
-            let nodes = if options.raptor {
-                let forest = super::raptor::build_forest(&documents);
-                super::raptor::write(building, &forest).map_err(index_error)?;
-                forest.nodes.len()
-            } else {
-                0
-            };
-            Ok((info, nodes))
-        })
-    })();
+    let stamp = Stamp {
+        build_id: &build_id,
+        state_hash: &active.state_hash,
+        indexes_unapproved: options.include_unapproved,
+        sensitivities: visible,
+    };
+    let written = write_build(&building, &items, project_id, &options, &stamp);
     let (info, nodes) = written.map_err(|e| {
         // Named while the partial build still takes its space: once it is removed, a full
         // disk has room again and the cause could no longer be seen.

@@ -83,9 +83,9 @@ const RETRIEVERS: [FoundBy; 4] = [
     FoundBy::Substring,
     FoundBy::Summary,
 ];
-const DENSE: usize = 0;
-const LEXICAL: usize = 1;
-const SUBSTRING: usize = 2;
+pub const DENSE: usize = 0;
+pub const LEXICAL: usize = 1;
+pub const SUBSTRING: usize = 2;
 const SUMMARY: usize = 3;
 
 /// Why the ranked path failed while answering (the tool falls back, `index-unreadable`).
@@ -575,21 +575,9 @@ pub async fn ranked<'i>(
         }
     }
     if req.use_dense && idx.has_embeddings {
-        let q = embed(req.query);
-        let vectors = idx.embeddings().map_err(SearchError::Index)?;
-        let mut scored: Vec<(f64, usize)> = (0..idx.passages.len())
-            .filter(|s| {
-                let p = idx.passage(*s);
-                req.statuses.contains(&p.status()) && req.visible.contains(&p.sensitivity())
-            })
-            .filter_map(|s| {
-                let v = vectors.get(s * DIMENSION..(s + 1) * DIMENSION)?;
-                Some((cosine(&q, v), s))
-            })
-            .filter(|(sim, _)| *sim >= DENSE_SIMILARITY_FLOOR)
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
-        let seqs: Vec<usize> = scored.into_iter().map(|(_, s)| s).collect();
+        let seqs = dense(idx, req.query, |p| {
+            req.statuses.contains(&p.status()) && req.visible.contains(&p.sensitivity())
+        })?;
         let mut cleared: Vec<usize> = gate
             .admit(&seqs)
             .await?
@@ -600,9 +588,59 @@ pub async fn ranked<'i>(
         rankings.push((DENSE, cleared));
     }
 
-    // Reciprocal rank fusion; which retrievers found a passage is a bit set over RETRIEVERS.
+    let mut hits = Vec::new();
+    for (seq, score, by) in fuse(idx, &rankings) {
+        let p = idx.passage(seq);
+        let Some(Some(row)) = gate.items.get(p.item_id()) else {
+            continue;
+        };
+        hits.push(Hit {
+            row: row.clone(),
+            passage: p,
+            fused_score: (score * 1e6).round() / 1e6,
+            found_by: found_by(by),
+        });
+    }
+    Ok(hits)
+}
+
+/// The retrievers a fused passage's bit set names, in `foundBy` order.
+pub fn found_by(bits: u8) -> Vec<FoundBy> {
+    RETRIEVERS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .map(|(_, retriever)| *retriever)
+        .collect()
+}
+
+/// Every passage `keep` admits whose embedding is at least [`DENSE_SIMILARITY_FLOOR`] similar
+/// to `query`'s, most similar first, then chunk id.
+pub fn dense(
+    idx: &OpenIndex,
+    query: &str,
+    keep: impl Fn(&super::passages::Passage<'_>) -> bool,
+) -> Result<Vec<usize>, SearchError> {
+    let q = embed(query);
+    let vectors = idx.embeddings().map_err(SearchError::Index)?;
+    let mut scored: Vec<(f64, usize)> = (0..idx.passages.len())
+        .filter(|s| keep(&idx.passage(*s)))
+        .filter_map(|s| {
+            let v = vectors.get(s * DIMENSION..(s + 1) * DIMENSION)?;
+            Some((cosine(&q, v), s))
+        })
+        .filter(|(sim, _)| *sim >= DENSE_SIMILARITY_FLOOR)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
+    Ok(scored.into_iter().map(|(_, s)| s).collect())
+}
+
+/// Reciprocal rank fusion of `(retriever, ranking)` pairs (k = [`RRF_K`], ranks from 1): each
+/// item's best passage as `(seq, score, retriever bits)`, best first, ties by chunk id. The bits
+/// index [`RETRIEVERS`] (see [`found_by`]).
+pub fn fuse(idx: &OpenIndex, rankings: &[(usize, Vec<usize>)]) -> Vec<(usize, f64, u8)> {
     let mut fused: FxHashMap<usize, (f64, u8)> = FxHashMap::default();
-    for (retriever, ranking) in &rankings {
+    for (retriever, ranking) in rankings {
         for (rank, seq) in ranking.iter().enumerate() {
             let entry = fused.entry(*seq).or_insert((0.0, 0));
             entry.0 += 1.0 / (RRF_K + (rank + 1) as f64);
@@ -615,28 +653,8 @@ pub async fn ranked<'i>(
         .collect();
     ordered.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| idx.chunk_cmp(a.0, b.0)));
     let mut seen_items: FxHashSet<&str> = FxHashSet::default();
-    let mut hits = Vec::new();
-    for (seq, score, by) in ordered {
-        let p = idx.passage(seq);
-        if !seen_items.insert(p.item_id()) {
-            continue;
-        }
-        let Some(Some(row)) = gate.items.get(p.item_id()) else {
-            continue;
-        };
-        hits.push(Hit {
-            row: row.clone(),
-            passage: p,
-            fused_score: (score * 1e6).round() / 1e6,
-            found_by: RETRIEVERS
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| by & (1 << i) != 0)
-                .map(|(_, retriever)| *retriever)
-                .collect(),
-        });
-    }
-    Ok(hits)
+    ordered.retain(|(seq, _, _)| seen_items.insert(idx.passage(*seq).item_id()));
+    ordered
 }
 
 #[cfg(test)]

@@ -126,10 +126,26 @@ fn thread(rng: &mut Rng, n: usize, pull: usize) -> (Value, bool) {
     let resolution = (state != "open").then(|| {
         json!({"state": state, "resolvedBy": person(rng), "resolvedAt": at(opened + 86_400), "fixCommit": null})
     });
-    let url = format!("https://github.com/{REPOSITORY}/pull/{pull}#discussion_{n}");
+    (
+        thread_doc(&key, &n.to_string(), pull, &file, comments, state, resolution),
+        state == "open",
+    )
+}
+
+/// A thread's evidence document; `discussion` is the anchor of its link on the pull request.
+fn thread_doc(
+    key: &str,
+    discussion: &str,
+    pull: usize,
+    file: &str,
+    comments: Vec<Value>,
+    state: &str,
+    resolution: Option<Value>,
+) -> Value {
+    let url = format!("https://github.com/{REPOSITORY}/pull/{pull}#discussion_{discussion}");
     let mut doc = head(
         Kind::ReviewThread,
-        &key,
+        key,
         json!({"provider": "github", "sourceUri": url, "repository": REPOSITORY, "commitSha": null, "blobSha": null,
                "filePath": file, "lineStart": null, "lineEnd": null, "externalId": key}),
     );
@@ -138,7 +154,45 @@ fn thread(rng: &mut Rng, n: usize, pull: usize) -> (Value, bool) {
         "filePath": file, "comments": comments, "state": state, "resolution": resolution,
         "lineStart": null, "lineEnd": null, "commitSha": null,
     });
-    (doc, state == "open")
+    doc
+}
+
+/// A thread written as given, for fixtures whose text matters (relevance sets).
+#[derive(Debug, Clone, Copy)]
+pub struct Described<'a> {
+    pub key: &'a str,
+    /// Its pull request (written by [`generate`] when within its count).
+    pub pull: usize,
+    pub file: &'a str,
+    /// Comment bodies, oldest first; the first carries `category`.
+    pub comments: &'a [String],
+    pub category: Option<&'a str>,
+    /// `open`, `resolved`, `outdated` or `dismissed`.
+    pub state: &'a str,
+}
+
+/// Writes `t` under `root/.theurian/review/`, its comments an hour apart from `opened_at`
+/// (seconds since the epoch), authors taken in turn from the team, resolved a day later
+/// unless open.
+pub fn write_described(root: &Path, t: &Described<'_>, opened_at: i64) -> Result<(), CoreError> {
+    let comments: Vec<Value> = t
+        .comments
+        .iter()
+        .enumerate()
+        .map(|(i, body)| {
+            let (id, name) = TEAM[i % TEAM.len()];
+            json!({"externalId": format!("{}_c{i}", t.key), "author": {"provider": "github", "externalId": id, "displayName": name},
+                   "body": body, "createdAt": at(opened_at + i as i64 * 3_600), "category": if i == 0 { t.category } else { None },
+                   "lineStart": null, "lineEnd": null})
+        })
+        .collect();
+    let (id, name) = TEAM[t.comments.len() % TEAM.len()];
+    let resolution = (t.state != "open").then(|| {
+        json!({"state": t.state, "resolvedBy": {"provider": "github", "externalId": id, "displayName": name},
+               "resolvedAt": at(opened_at + 86_400), "fixCommit": null})
+    });
+    let doc = thread_doc(t.key, t.key, t.pull, t.file, comments, t.state, resolution);
+    write(&root.join(REVIEW_DIR), Kind::ReviewThread, t.key, &doc)
 }
 
 /// Writes `pulls` pull requests and `threads` threads (spread across them in turn) under

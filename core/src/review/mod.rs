@@ -7,6 +7,7 @@
 //! * [`decisions`]: what a review record states as decided.
 //! * [`evidence`]: one document: schema, decoding, the checks a schema cannot state, writing.
 //! * [`listing`]: finding, fingerprinting and reading every file, contained in the review root.
+//! * [`similar`]: the similarity index over review text, and `review.findSimilar`'s ranking.
 //! * [`store`]: the search store: projection, build under the writer lock, the served read.
 //! * [`thread`]: one thread in full, found through the store and re-read from its file.
 //! * [`unresolved`]: open threads, newest first, from the store.
@@ -20,6 +21,7 @@ pub mod ingest;
 pub mod layout;
 pub mod listing;
 pub mod store;
+pub mod similar;
 pub mod thread;
 pub mod unresolved;
 pub mod write;

@@ -197,6 +197,8 @@ pub struct BuildReport {
     pub records: usize,
     pub withheld: usize,
     pub store_path: PathBuf,
+    /// What the similarity index rebuilt with the store holds.
+    pub similar: super::similar::Rebuilt,
 }
 
 /// Rebuilds the store from every evidence file of the project at `root`, leaving out records
@@ -243,10 +245,13 @@ pub fn build(
         return Err(CoreError::failure(message, RACE_CURE));
     }
     let path = crate::store::pipeline::runtime()?.block_on(write(root, &load))?;
+    // Still under the writer lock: the index reads the store just written.
+    let similar = super::similar::rebuild(root)?;
     Ok(BuildReport {
         records: load.len(),
         withheld: withheld_count,
         store_path: path,
+        similar,
     })
 }
 

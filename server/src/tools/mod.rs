@@ -19,6 +19,7 @@ mod project_list;
 mod project_status;
 mod review_findings;
 mod review_generate_knowledge_candidate;
+mod review_find_similar;
 mod review_get_decisions;
 mod review_get_thread;
 mod review_list_unresolved;
@@ -152,6 +153,10 @@ impl ToolHandlers for Handlers {
     });
     const REVIEW_GET_THREAD: Option<KeyUsage> = Some(KeyUsage {
         read: &["projectId", "snapshotId", "repository", "recordKey"],
+        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
+    });
+    const REVIEW_FIND_SIMILAR: Option<KeyUsage> = Some(KeyUsage {
+        read: &["projectId", "snapshotId", "situation", "filePath", "limit"],
         unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
     });
     const REVIEW_GET_DECISIONS: Option<KeyUsage> = Some(KeyUsage {
@@ -404,5 +409,12 @@ impl ToolHandlers for Handlers {
         input: mcp::ReviewGetDecisionsInput,
     ) -> Result<mcp::ReviewGetDecisionsResponse, Refusal> {
         review_get_decisions::answer(&self.state, input).await
+    }
+
+    async fn review_find_similar(
+        &self,
+        input: mcp::ReviewFindSimilarInput,
+    ) -> Result<mcp::ReviewFindSimilarResponse, Refusal> {
+        review_find_similar::answer(&self.state, input).await
     }
 }

@@ -3,7 +3,7 @@
 //! and the findings store (Review-Finding trailers). Either store may be missing: the answer
 //! names what it could not read instead of passing its absence off as "no decisions".
 
-use super::review_shared::{check_text, page, Store};
+use super::review_shared::{check_text, findings_store, page, review_store, Store};
 use super::shape::cursor_not_issued;
 use crate::state::AppState;
 use theurian_core::review::decisions::{from_findings, from_reviews, merge, Filters, Found};
@@ -18,20 +18,8 @@ use theurian_protocol::Refusal;
 
 const TOOL: &str = "review.getDecisions";
 
-const REVIEWS: Store = Store {
-    kind: "review",
-    id: theurian_core::review::store::STORE_ID,
-    file: theurian_core::review::store::STORE_FILE,
-    rebuild: "theurian review build",
-    unavailable: NEITHER,
-};
-const FINDINGS: Store = Store {
-    kind: "findings",
-    id: theurian_core::findings::store::STORE_ID,
-    file: theurian_core::findings::store::STORE_FILE,
-    rebuild: "theurian findings build",
-    unavailable: NEITHER,
-};
+const REVIEWS: Store = review_store(NEITHER);
+const FINDINGS: Store = findings_store(NEITHER);
 const NEITHER: &str = "This project's review decisions cannot be read: neither a review store nor a findings store built by this installation is current. Run `theurian review build` and `theurian findings build` in the project, then retry.";
 const EMPTY: &str = "matches nothing";
 /// Separates the two halves of a cursor; a time holds none, and a key starts `r:` or `f:`.
@@ -152,7 +140,7 @@ fn position(cursor: Option<&str>) -> Result<Option<(&str, &str)>, Refusal> {
 }
 
 /// One served decision with its position (decided at, key) for the cursor.
-fn decision(f: Found, redact: bool) -> Result<(String, String, Decision), Refusal> {
+pub(crate) fn decision(f: Found, redact: bool) -> Result<(String, String, Decision), Refusal> {
     let bad = |e: theurian_protocol::mcp::error::ConversionError| Refusal::internal(TOOL, &e);
     let decided_by = f
         .decided_by

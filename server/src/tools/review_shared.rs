@@ -141,3 +141,27 @@ pub fn page<T: serde::Serialize>(mut rows: Vec<T>, limit: usize) -> (Vec<T>, boo
     rows.truncate(served);
     (rows, served < read)
 }
+
+/// The review search store (`theurian review build`), answering `unavailable` when it cannot
+/// be served.
+pub(crate) const fn review_store(unavailable: &'static str) -> Store {
+    Store {
+        kind: "review",
+        id: theurian_core::review::store::STORE_ID,
+        file: theurian_core::review::store::STORE_FILE,
+        rebuild: "theurian review build",
+        unavailable,
+    }
+}
+
+/// The findings store (`theurian findings build`), answering `unavailable` when it cannot be
+/// served.
+pub(crate) const fn findings_store(unavailable: &'static str) -> Store {
+    Store {
+        kind: "findings",
+        id: theurian_core::findings::store::STORE_ID,
+        file: theurian_core::findings::store::STORE_FILE,
+        rebuild: "theurian findings build",
+        unavailable,
+    }
+}
