@@ -50,7 +50,10 @@ pub fn run(threads: usize, pulls: usize, calls: usize) -> Result<Value, CoreErro
             "review.getDecisions",
             &|i| json!({"repository": REPOSITORY, "pullRequest": 1 + i % pulls}),
         ),
-        ("review.findSimilar", &|i| json!({"situation": situation(i)})),
+        (
+            "review.findSimilar",
+            &|i| json!({"situation": situation(i)}),
+        ),
         (
             "review.findSimilar",
             &|i| json!({"situation": situation(i), "filePath": "src/api", "limit": 10}),

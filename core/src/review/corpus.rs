@@ -127,7 +127,15 @@ fn thread(rng: &mut Rng, n: usize, pull: usize) -> (Value, bool) {
         json!({"state": state, "resolvedBy": person(rng), "resolvedAt": at(opened + 86_400), "fixCommit": null})
     });
     (
-        thread_doc(&key, &n.to_string(), pull, &file, comments, state, resolution),
+        thread_doc(
+            &key,
+            &n.to_string(),
+            pull,
+            &file,
+            comments,
+            state,
+            resolution,
+        ),
         state == "open",
     )
 }

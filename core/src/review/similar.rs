@@ -290,12 +290,18 @@ async fn live(stores: Stores<'_>) -> Live {
     };
     if let Some(path) = stores.review {
         if let Ok(mut conn) = super::store::open(path).await {
-            out.review = built_at(&mut conn, REVIEW_BUILT_AT).await.ok().map(|at| (conn, at));
+            out.review = built_at(&mut conn, REVIEW_BUILT_AT)
+                .await
+                .ok()
+                .map(|at| (conn, at));
         }
     }
     if let Some(path) = stores.findings {
         if let Ok(mut conn) = crate::findings::store::open(path).await {
-            out.findings = built_at(&mut conn, FINDINGS_BUILT_AT).await.ok().map(|at| (conn, at));
+            out.findings = built_at(&mut conn, FINDINGS_BUILT_AT)
+                .await
+                .ok()
+                .map(|at| (conn, at));
         }
     }
     out
@@ -326,7 +332,8 @@ pub async fn find(
     if stores.review.as_ref().map(|(_, at)| Some(at)) != Some(pointer.review_built_at.as_ref()) {
         stores.review = None;
     }
-    if stores.findings.as_ref().map(|(_, at)| Some(at)) != Some(pointer.findings_built_at.as_ref()) {
+    if stores.findings.as_ref().map(|(_, at)| Some(at)) != Some(pointer.findings_built_at.as_ref())
+    {
         stores.findings = None;
     }
     if stores.review.is_none() && stores.findings.is_none() {
@@ -376,7 +383,9 @@ pub async fn find(
         };
         let served = if let Some(rel) = id.strip_prefix("r:") {
             paths.get(rel).map(|row| row.fill(base))
-        } else if let (Some(key), Some((conn, _))) = (id.strip_prefix("f:"), stores.findings.as_mut()) {
+        } else if let (Some(key), Some((conn, _))) =
+            (id.strip_prefix("f:"), stores.findings.as_mut())
+        {
             finding(conn, key, base).await?
         } else {
             None
@@ -389,8 +398,9 @@ pub async fn find(
 /// The three retrievers over `text`, scoped to passages labelled in `labels`, fused.
 fn rank(idx: &OpenIndex, text: &str, labels: &[&str]) -> Result<Vec<(usize, f64, u8)>, Fault> {
     let scope = Some((labels, &[LABEL][..]));
-    let words = search::terms(text, 1);
-    let runs = search::terms(text, 3);
+    let kept = content_words(text);
+    let words = search::terms(&kept, 1);
+    let runs = search::terms(&kept, 3);
     let mut rankings: Vec<(usize, Vec<usize>)> = Vec::new();
     if !words.is_empty() {
         let (seqs, _) = ranking(idx, Ranked::Words, &words, scope, CANDIDATE_DEPTH)?;
@@ -406,6 +416,38 @@ fn rank(idx: &OpenIndex, text: &str, labels: &[&str]) -> Result<Vec<(usize, f64,
         rankings.push((search::DENSE, seqs));
     }
     Ok(fuse(idx, &rankings))
+}
+
+/// Words a described situation is mostly made of that say nothing about it. A situation is a
+/// sentence, not a query: its function words would otherwise each be a term that matches
+/// nearly every thread (and, as substrings, nearly every word: `the` is inside `other`).
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+    "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from",
+    "had", "has", "have", "how", "i", "i'm", "if", "in", "into", "is", "it", "it's", "its", "just",
+    "may", "me", "might", "more", "my", "no", "not", "of", "on", "one", "or", "our", "out", "over",
+    "should", "so", "some", "than", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "those", "to", "up", "us", "was", "we", "were", "what", "when", "where",
+    "whether", "which", "while", "who", "will", "with", "would", "you", "your",
+];
+
+/// `text` without its stop words (compared case-insensitively, punctuation at either end
+/// ignored); the text itself when nothing else is left.
+fn content_words(text: &str) -> String {
+    let kept: Vec<&str> = text
+        .split_whitespace()
+        .filter(|w| {
+            let bare = w
+                .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                .to_lowercase();
+            !STOP_WORDS.contains(&bare.as_str())
+        })
+        .collect();
+    if kept.is_empty() {
+        text.to_owned()
+    } else {
+        kept.join(" ")
+    }
 }
 
 /// Whether `path` is `under` or lies beneath it as a directory.
@@ -438,7 +480,12 @@ fn boost(
             let boosted = file_path
                 .zip(anchored)
                 .is_some_and(|(under, path)| is_under(path, under));
-            (seq, score + if boosted { share } else { 0.0 }, bits, boosted)
+            (
+                seq,
+                score + if boosted { share } else { 0.0 },
+                bits,
+                boosted,
+            )
         })
         .collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -595,7 +642,16 @@ async fn finding(
 
 #[cfg(test)]
 mod tests {
-    use super::is_under;
+    use super::{content_words, is_under};
+
+    #[test]
+    fn function_words_are_dropped_unless_nothing_else_is_left() {
+        assert_eq!(
+            content_words("I'm adding a retry to the payout client, and it waits."),
+            "adding retry payout client, waits."
+        );
+        assert_eq!(content_words("What is it?"), "What is it?");
+    }
 
     #[test]
     fn a_path_is_under_itself_and_its_directories_only() {
