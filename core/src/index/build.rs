@@ -205,9 +205,9 @@ pub fn write_build(
         let fed = feed(
             &mut writer,
             f,
-            &items,
+            items,
             project_id,
-            &options,
+            options,
             to_embedder.as_ref(),
         )?;
         let (table, documents, seq) = (fed.table, fed.documents, fed.passages);
