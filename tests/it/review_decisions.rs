@@ -186,16 +186,7 @@ async fn decisions_follow_the_stated_rule_across_both_stores_and_name_what_was_u
     assert!(forged.starts_with("At cursor:"), "{forged}");
 
     // Redaction turned on after the evidence landed: every decider is served redacted.
-    let config = repo.dir.path().join(".theurian/config.yaml");
-    let text = std::fs::read_to_string(&config).expect("config");
-    std::fs::write(
-        &config,
-        text.replace(
-            "    repositories:\n",
-            "    redactParticipantNames: true\n    repositories:\n",
-        ),
-    )
-    .expect("config");
+    crate::review_thread::redact_names(repo.dir.path());
     let redacted = ok(
         &call(json!({"repository": "acme/ledger"})).await,
         ToolId::ReviewGetDecisions,

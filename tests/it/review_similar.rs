@@ -235,7 +235,14 @@ async fn findings_rank_beside_threads_and_a_store_out_of_step_is_named_not_serve
     assert_eq!(top["state"], Value::Null);
 
     repo.ok(&["--json", "review", "build"]);
-    let both = ok(&call(wait).await, ToolId::ReviewFindSimilar);
+    let both = ok(
+        &c.call(
+            "review.findSimilar",
+            json!({"projectId": PROJECT, "situation": wait, "limit": 20}),
+        )
+        .await,
+        ToolId::ReviewFindSimilar,
+    );
     assert_eq!(both["unread"], json!([]));
     let kinds: Vec<&str> = both["similar"]
         .as_array()
@@ -264,16 +271,7 @@ async fn findings_rank_beside_threads_and_a_store_out_of_step_is_named_not_serve
     assert_eq!(before["state"], "resolved");
     assert_eq!(before["decision"]["kind"], "thread-resolution");
     assert_eq!(before["decision"]["decidedBy"]["displayName"], "Mei Tanaka");
-    let config = repo.dir.path().join(".theurian/config.yaml");
-    let text = std::fs::read_to_string(&config).expect("config");
-    std::fs::write(
-        &config,
-        text.replace(
-            "    repositories:\n",
-            "    redactParticipantNames: true\n    repositories:\n",
-        ),
-    )
-    .expect("config");
+    crate::review_thread::redact_names(repo.dir.path());
     let after = thread(&ok(&call(replay).await, ToolId::ReviewFindSimilar));
     assert_eq!(after["decision"]["decidedBy"]["displayName"], "[redacted]");
 

@@ -122,13 +122,7 @@ async fn a_thread_is_served_whole_and_one_refusal_covers_every_key_it_cannot_ser
     ok(&call("PRRT_kwDOLedger42x").await, ToolId::ReviewGetThread);
 
     // The project turns redaction on after the evidence landed: names are redacted when served.
-    let config = repo.dir.path().join(".theurian/config.yaml");
-    let text = std::fs::read_to_string(&config).expect("config");
-    let text = text.replace(
-        "    repositories:\n",
-        "    redactParticipantNames: true\n    repositories:\n",
-    );
-    std::fs::write(&config, text).expect("config");
+    redact_names(repo.dir.path());
     let redacted = ok(&call("PRRT_kwDOLedger42x").await, ToolId::ReviewGetThread);
     assert_eq!(names(&redacted), ["[redacted]"; 4]);
     assert_eq!(
@@ -150,4 +144,23 @@ async fn set_projection_stamp(store: &std::path::Path, version: i64) {
     .await
     .expect("stamp");
     db.close().await.expect("close");
+}
+
+/// Turns on `providers.review.redactParticipantNames` in the fixture project at `root`, as a
+/// project does after its evidence landed.
+pub(crate) fn redact_names(root: &std::path::Path) {
+    let config = root.join(".theurian/config.yaml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    assert!(
+        text.contains("    repositories:\n"),
+        "the fixture's review settings"
+    );
+    std::fs::write(
+        &config,
+        text.replace(
+            "    repositories:\n",
+            "    redactParticipantNames: true\n    repositories:\n",
+        ),
+    )
+    .expect("config");
 }

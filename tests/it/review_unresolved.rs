@@ -149,16 +149,7 @@ async fn open_threads_come_newest_first_filtered_paged_and_redacted_as_asked() {
     assert!(forged.starts_with("At cursor:"), "{forged}");
 
     // Redaction turned on: every name is redacted, a login-shaped id pseudonymised.
-    let config = repo.dir.path().join(".theurian/config.yaml");
-    let text = std::fs::read_to_string(&config).expect("config");
-    std::fs::write(
-        &config,
-        text.replace(
-            "    repositories:\n",
-            "    redactParticipantNames: true\n    repositories:\n",
-        ),
-    )
-    .expect("config");
+    crate::review_thread::redact_names(repo.dir.path());
     let redacted = all(json!({})).await;
     assert_eq!(redacted.len(), every.len());
     assert!(redacted

@@ -91,10 +91,8 @@ fn document(id: String, title: &str, body: String, label: &str) -> ItemView {
 /// Every thread of the review store as one document (its file path as the title, its texts in
 /// order as the body), and the store's build time; nothing when the store is not current.
 async fn thread_documents(path: &Path) -> (Vec<ItemView>, Option<String>) {
-    let Ok(mut conn) = super::store::open(path).await else {
-        return (Vec::new(), None);
-    };
-    let Ok(built_at) = built_at(&mut conn, REVIEW_BUILT_AT).await else {
+    let Some((mut conn, built_at)) = stamped(super::store::open(path).await, REVIEW_BUILT_AT).await
+    else {
         return (Vec::new(), None);
     };
     let rows = sqlx::query(
@@ -119,10 +117,9 @@ async fn thread_documents(path: &Path) -> (Vec<ItemView>, Option<String>) {
 
 /// Every finding of the findings store as one document, and the store's build time.
 async fn finding_documents(path: &Path) -> (Vec<ItemView>, Option<String>) {
-    let Ok(mut conn) = crate::findings::store::open(path).await else {
-        return (Vec::new(), None);
-    };
-    let Ok(built_at) = built_at(&mut conn, FINDINGS_BUILT_AT).await else {
+    let Some((mut conn, built_at)) =
+        stamped(crate::findings::store::open(path).await, FINDINGS_BUILT_AT).await
+    else {
         return (Vec::new(), None);
     };
     let rows = sqlx::query(
@@ -145,11 +142,14 @@ async fn finding_documents(path: &Path) -> (Vec<ItemView>, Option<String>) {
 const REVIEW_BUILT_AT: &str = "SELECT built_at FROM review_search_metadata WHERE id = 1";
 const FINDINGS_BUILT_AT: &str = "SELECT built_at FROM findings_metadata WHERE id = 1";
 
-async fn built_at(conn: &mut sqlx::SqliteConnection, sql: &'static str) -> Result<String, ()> {
-    sqlx::query_scalar(sql)
-        .fetch_one(conn)
-        .await
-        .map_err(|_| ())
+/// A store that opened as current, with its build time read by `sql`; None otherwise.
+async fn stamped(
+    opened: Result<sqlx::SqliteConnection, crate::store::swap::Unavailable>,
+    sql: &'static str,
+) -> Option<(sqlx::SqliteConnection, String)> {
+    let mut conn = opened.ok()?;
+    let at: String = sqlx::query_scalar(sql).fetch_one(&mut conn).await.ok()?;
+    Some((conn, at))
 }
 
 /// The document id of a finding: `f:` + commit + `:` + its trailer position, as
@@ -289,20 +289,10 @@ async fn live(stores: Stores<'_>) -> Live {
         findings: None,
     };
     if let Some(path) = stores.review {
-        if let Ok(mut conn) = super::store::open(path).await {
-            out.review = built_at(&mut conn, REVIEW_BUILT_AT)
-                .await
-                .ok()
-                .map(|at| (conn, at));
-        }
+        out.review = stamped(super::store::open(path).await, REVIEW_BUILT_AT).await;
     }
     if let Some(path) = stores.findings {
-        if let Ok(mut conn) = crate::findings::store::open(path).await {
-            out.findings = built_at(&mut conn, FINDINGS_BUILT_AT)
-                .await
-                .ok()
-                .map(|at| (conn, at));
-        }
+        out.findings = stamped(crate::findings::store::open(path).await, FINDINGS_BUILT_AT).await;
     }
     out
 }

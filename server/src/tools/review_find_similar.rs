@@ -9,7 +9,7 @@ use crate::state::AppState;
 use theurian_core::review::ingest::run::settings;
 use theurian_core::review::similar::{find, Fault, Similar, Situation, Stores};
 use theurian_protocol::mcp::{
-    PullRequestNumber, RefusalMetaCode, ReviewFindSimilarInput, ReviewFindSimilarResponse,
+    RefusalMetaCode, ReviewFindSimilarInput, ReviewFindSimilarResponse,
     ReviewFindSimilarResponseUnreadItem as Unread, Similar as Served, UntrustedClassification,
 };
 use theurian_protocol::Refusal;
@@ -114,11 +114,7 @@ fn item(s: Similar, redact: bool) -> Result<Served, Refusal> {
         excerpt: s.excerpt,
         repository: s.repository,
         record_key: s.record_key,
-        pull_request: PullRequestNumber(
-            s.pull_request
-                .and_then(|n| u64::try_from(n).ok())
-                .and_then(std::num::NonZeroU64::new),
-        ),
+        pull_request: super::review_shared::pull_request_number(s.pull_request),
         file_path: s.file_path,
         state: s.state.map(|v| v.parse().map_err(bad)).transpose()?,
         commit_sha: s.commit_sha,

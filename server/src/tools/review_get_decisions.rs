@@ -10,9 +10,9 @@ use theurian_core::review::decisions::{from_findings, from_reviews, merge, Filte
 use theurian_core::review::ingest::run::settings;
 use theurian_core::review::ingest::screen::redacted;
 use theurian_protocol::mcp::{
-    Decision, DecisionDecidedBy, DecisionKind, PullRequestNumber, RefusalMetaCode,
-    ReviewGetDecisionsInput, ReviewGetDecisionsResponse,
-    ReviewGetDecisionsResponseUnreadItem as Unread, UntrustedClassification,
+    Decision, DecisionDecidedBy, DecisionKind, RefusalMetaCode, ReviewGetDecisionsInput,
+    ReviewGetDecisionsResponse, ReviewGetDecisionsResponseUnreadItem as Unread,
+    UntrustedClassification,
 };
 use theurian_protocol::Refusal;
 
@@ -165,11 +165,7 @@ pub(crate) fn decision(f: Found, redact: bool) -> Result<(String, String, Decisi
         severity: f.severity,
         reviewer: f.reviewer,
         repository: f.repository,
-        pull_request: PullRequestNumber(
-            f.pull_request
-                .and_then(|n| u64::try_from(n).ok())
-                .and_then(std::num::NonZeroU64::new),
-        ),
+        pull_request: super::review_shared::pull_request_number(f.pull_request),
         file_path: f.file_path,
         commit_sha: f.commit_sha,
         record_key: f.record_key,

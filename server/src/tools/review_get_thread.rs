@@ -9,7 +9,7 @@ use theurian_core::review::store::{STORE_FILE, STORE_ID};
 use theurian_core::review::thread::{thread, Fault, Served};
 use theurian_protocol::evidence::Participant as Held;
 use theurian_protocol::mcp::{
-    Comment, Participant, PullRequestNumber, ReviewGetThreadInput, ReviewGetThreadResponse,
+    Comment, Participant, ReviewGetThreadInput, ReviewGetThreadResponse,
     ReviewGetThreadResponseResolution as Resolution, UntrustedClassification,
 };
 use theurian_protocol::Refusal;
@@ -104,12 +104,7 @@ fn shape(input: ReviewGetThreadInput, served: Served) -> Result<ReviewGetThreadR
         repository: input.repository.as_str().try_into().map_err(bad)?,
         record_key: input.record_key.as_str().try_into().map_err(bad)?,
         record_path: served.rel.try_into().map_err(bad)?,
-        pull_request: PullRequestNumber(
-            served
-                .pull_request
-                .and_then(|n| u64::try_from(n).ok())
-                .and_then(std::num::NonZeroU64::new),
-        ),
+        pull_request: super::review_shared::pull_request_number(served.pull_request),
         source_uri: served.source_uri.try_into().map_err(bad)?,
         file_path: t.file_path,
         line_start: t.line_start,

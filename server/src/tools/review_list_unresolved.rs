@@ -11,8 +11,7 @@ use theurian_core::review::ingest::screen::redacted;
 use theurian_core::review::store::{STORE_FILE, STORE_ID};
 use theurian_core::review::unresolved::{days_before, open_threads, Filters, Open};
 use theurian_protocol::mcp::{
-    PullRequestNumber, ReviewListUnresolvedInput, ReviewListUnresolvedResponse, Thread,
-    UntrustedClassification,
+    ReviewListUnresolvedInput, ReviewListUnresolvedResponse, Thread, UntrustedClassification,
 };
 use theurian_protocol::Refusal;
 
@@ -129,11 +128,7 @@ fn thread(o: Open, now: chrono::DateTime<chrono::Utc>, redact: bool) -> Result<T
         repository: o.repository.try_into().map_err(bad)?,
         record_key: o.record_key.try_into().map_err(bad)?,
         record_path: o.rel.try_into().map_err(bad)?,
-        pull_request: PullRequestNumber(
-            o.pull_request
-                .and_then(|n| u64::try_from(n).ok())
-                .and_then(std::num::NonZeroU64::new),
-        ),
+        pull_request: super::review_shared::pull_request_number(o.pull_request),
         file_path: o.file_path,
         source_uri: o.source_uri.try_into().map_err(bad)?,
         author_external_id: author_id.try_into().map_err(bad)?,

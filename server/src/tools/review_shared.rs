@@ -165,3 +165,12 @@ pub(crate) const fn findings_store(unavailable: &'static str) -> Store {
         unavailable,
     }
 }
+
+/// A stored pull request number as served: null when the record names none (or a number no
+/// pull request can have).
+pub(crate) fn pull_request_number(n: Option<i64>) -> theurian_protocol::mcp::PullRequestNumber {
+    theurian_protocol::mcp::PullRequestNumber(
+        n.and_then(|n| u64::try_from(n).ok())
+            .and_then(std::num::NonZeroU64::new),
+    )
+}
