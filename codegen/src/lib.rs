@@ -134,8 +134,9 @@ pub fn generate(schema_dir: &Path, manifest_relative: &str) -> Result<String, Co
 }
 
 /// For every enum of plain strings typify made, a `VALUES` list of its wire spellings in
-/// schema order, so code that must name the accepted values (a refusal, a parser) reads them
-/// from the schema instead of keeping its own copy.
+/// schema order and an `as_str` naming one value's spelling, so code that must name the
+/// accepted values (a refusal, a parser, a stored label) reads them from the schema instead of
+/// keeping its own copy.
 fn enum_values(types: &TokenStream) -> Result<TokenStream, CodegenError> {
     let file: syn::File =
         syn::parse2(types.clone()).map_err(|e| CodegenError::Parse(e.to_string()))?;
@@ -143,12 +144,14 @@ fn enum_values(types: &TokenStream) -> Result<TokenStream, CodegenError> {
     for item in &file.items {
         let syn::Item::Enum(e) = item else { continue };
         let mut values = Vec::new();
+        let mut variants = Vec::new();
         for v in &e.variants {
             if !matches!(v.fields, syn::Fields::Unit) {
                 values.clear();
                 break;
             }
             values.push(serde_rename(&v.attrs).unwrap_or_else(|| v.ident.to_string()));
+            variants.push(&v.ident);
         }
         if values.is_empty() {
             continue;
@@ -158,6 +161,13 @@ fn enum_values(types: &TokenStream) -> Result<TokenStream, CodegenError> {
             impl #name {
                 /// Every accepted spelling, in the order the schema lists them.
                 pub const VALUES: &'static [&'static str] = &[#(#values),*];
+
+                /// This value's wire spelling, borrowed for as long as the program runs.
+                pub const fn as_str(&self) -> &'static str {
+                    match self {
+                        #(Self::#variants => #values,)*
+                    }
+                }
             }
         });
     }

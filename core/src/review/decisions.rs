@@ -15,6 +15,7 @@
 use super::evidence::{Document, Record};
 use super::store::in_utc;
 use theurian_protocol::evidence::{ResolutionState, ThreadState};
+use theurian_protocol::mcp::DecisionKind;
 
 /// One decision stated by a review record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +50,7 @@ pub fn of(doc: &Document) -> Option<Decision> {
                 })
                 .or(t.comments.last())?;
             Some(Decision {
-                kind: "thread-resolution",
+                kind: DecisionKind::ThreadResolution.as_str(),
                 decided_at: resolved_at.unwrap_or_else(|| in_utc(resolving.created_at.as_str())),
                 text: resolving.body.clone(),
                 category: t
@@ -66,8 +67,8 @@ pub fn of(doc: &Document) -> Option<Decision> {
         }
         Record::Submission(s) => {
             let kind = match s.state.as_str() {
-                "CHANGES_REQUESTED" => "changes-requested",
-                "APPROVED" => "approved",
+                "CHANGES_REQUESTED" => DecisionKind::ChangesRequested.as_str(),
+                "APPROVED" => DecisionKind::Approved.as_str(),
                 _ => return None,
             };
             if s.body.trim().is_empty() {
@@ -114,7 +115,7 @@ pub struct Filters<'a> {
 impl Filters<'_> {
     /// Whether findings can match: they name no repository, pull request or file.
     pub fn reaches_findings(&self) -> bool {
-        self.kinds.contains(&"finding")
+        self.kinds.contains(&DecisionKind::Finding.as_str())
             && self.repository.is_none()
             && self.pull_request.is_none()
             && self.path_prefix.is_none()
@@ -234,7 +235,7 @@ pub async fn from_findings(
         .map(|r| {
             Ok(Found {
                 key: r.try_get(0)?,
-                kind: "finding".to_owned(),
+                kind: DecisionKind::Finding.as_str().to_owned(),
                 severity: r.try_get(1)?,
                 category: None,
                 reviewer: r.try_get(2)?,

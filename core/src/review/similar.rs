@@ -23,13 +23,14 @@ use crate::CoreError;
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use std::path::{Path, PathBuf};
+use theurian_protocol::mcp::{DecisionKind, SimilarKind};
 
 /// The index's directory under `.theurian/state/`: one subdirectory per build and the pointer.
 pub const INDEX_DIR: &str = "review-similar";
 const POINTER_FILE: &str = "active.json";
 /// The passage label that marks a thread's passages, and a finding's.
-const THREAD: &str = "review-thread";
-const FINDING: &str = "finding";
+const THREAD: &str = SimilarKind::ReviewThread.as_str();
+const FINDING: &str = SimilarKind::Finding.as_str();
 /// The one sensitivity label review passages carry (review text has no sensitivity of its own).
 const LABEL: &str = "internal";
 /// Candidates each retriever contributes before fusion.
@@ -91,50 +92,48 @@ fn document(id: String, title: &str, body: String, label: &str) -> ItemView {
 /// Every thread of the review store as one document (its file path as the title, its texts in
 /// order as the body), and the store's build time; nothing when the store is not current.
 async fn thread_documents(path: &Path) -> (Vec<ItemView>, Option<String>) {
-    let Some((mut conn, built_at)) = stamped(super::store::open(path).await, REVIEW_BUILT_AT).await
-    else {
-        return (Vec::new(), None);
-    };
-    let rows = sqlx::query(
-        "SELECT r.relative_path, coalesce(r.file_path, ''), group_concat(t.content, char(10) || char(10))
+    const THREADS: &str = "SELECT r.relative_path, coalesce(r.file_path, ''), group_concat(t.content, char(10) || char(10))
            FROM review_records r JOIN (SELECT relative_path, content FROM review_texts ORDER BY relative_path, position) t
              ON t.relative_path = r.relative_path
-          WHERE r.kind = 'review-thread' GROUP BY r.relative_path ORDER BY r.relative_path",
-    )
-    .fetch_all(&mut conn)
-    .await;
-    let docs = rows
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|r| {
-            let (rel, file, body): (String, String, String) =
-                (r.try_get(0).ok()?, r.try_get(1).ok()?, r.try_get(2).ok()?);
-            Some(document(format!("r:{rel}"), &file, body, THREAD))
-        })
-        .collect();
-    (docs, Some(built_at))
+          WHERE r.kind = 'review-thread' GROUP BY r.relative_path ORDER BY r.relative_path";
+    let opened = super::store::open(path).await;
+    documents(opened, REVIEW_BUILT_AT, THREADS, |r| {
+        let (rel, file, body): (String, String, String) =
+            (r.try_get(0).ok()?, r.try_get(1).ok()?, r.try_get(2).ok()?);
+        Some(document(format!("r:{rel}"), &file, body, THREAD))
+    })
+    .await
 }
 
 /// Every finding of the findings store as one document, and the store's build time.
 async fn finding_documents(path: &Path) -> (Vec<ItemView>, Option<String>) {
-    let Some((mut conn, built_at)) =
-        stamped(crate::findings::store::open(path).await, FINDINGS_BUILT_AT).await
-    else {
+    const FINDINGS: &str =
+        "SELECT commit_sha, position, finding_text FROM findings ORDER BY commit_sha, position";
+    let opened = crate::findings::store::open(path).await;
+    documents(opened, FINDINGS_BUILT_AT, FINDINGS, |r| {
+        let (sha, position, text): (String, i64, String) =
+            (r.try_get(0).ok()?, r.try_get(1).ok()?, r.try_get(2).ok()?);
+        Some(document(finding_id(&sha, position), "", text, FINDING))
+    })
+    .await
+}
+
+/// The documents `rows` reads from a store that opened as current (each row made one by
+/// `to_document`), with the build time `built_at` reads; nothing when the store is not current.
+async fn documents(
+    opened: Result<sqlx::SqliteConnection, crate::store::swap::Unavailable>,
+    built_at: &'static str,
+    rows: &'static str,
+    to_document: impl Fn(&sqlx::sqlite::SqliteRow) -> Option<ItemView>,
+) -> (Vec<ItemView>, Option<String>) {
+    let Some((mut conn, built_at)) = stamped(opened, built_at).await else {
         return (Vec::new(), None);
     };
-    let rows = sqlx::query(
-        "SELECT commit_sha, position, finding_text FROM findings ORDER BY commit_sha, position",
-    )
-    .fetch_all(&mut conn)
-    .await;
+    let rows = sqlx::query(rows).fetch_all(&mut conn).await;
     let docs = rows
         .unwrap_or_default()
         .iter()
-        .filter_map(|r| {
-            let (sha, position, text): (String, i64, String) =
-                (r.try_get(0).ok()?, r.try_get(1).ok()?, r.try_get(2).ok()?);
-            Some(document(finding_id(&sha, position), "", text, FINDING))
-        })
+        .filter_map(to_document)
         .collect();
     (docs, Some(built_at))
 }
@@ -603,7 +602,7 @@ async fn finding(
         let pull_request: Option<i64> = r.try_get(5)?;
         let decision = Found {
             key: format!("f:{key}"),
-            kind: FINDING.to_owned(),
+            kind: DecisionKind::Finding.as_str().to_owned(),
             decided_at: r.try_get(2)?,
             text: crate::knowledge::text::cut(r.try_get(3)?, super::decisions::MAX_TEXT_CHARS),
             category: None,

@@ -4,9 +4,8 @@
 //! what it could not rank instead of passing that off as nothing similar.
 
 use super::review_get_decisions::decision;
-use super::review_shared::{check_text, findings_store, review_store, Store};
+use super::review_shared::{check_text, findings_store, redacts_names, review_store, Store};
 use crate::state::AppState;
-use theurian_core::review::ingest::run::settings;
 use theurian_core::review::similar::{find, Fault, Similar, Situation, Stores};
 use theurian_protocol::mcp::{
     RefusalMetaCode, ReviewFindSimilarInput, ReviewFindSimilarResponse,
@@ -49,14 +48,7 @@ pub(crate) async fn answer(
     };
     let review = reviews.ok().map(|(_, path)| path);
     let findings = findings.ok().map(|(_, path)| path);
-    let redact = settings(&root)
-        .map_err(|e| {
-            Refusal::new(
-                RefusalMetaCode::StateUnavailable,
-                format!("{} {}", e.message, e.remedy),
-            )
-        })?
-        .redact_participant_names;
+    let redact = redacts_names(&root)?;
     let _permit = state.review_gate.enter().await?;
     let situation = Situation {
         text,

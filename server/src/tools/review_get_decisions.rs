@@ -3,16 +3,14 @@
 //! and the findings store (Review-Finding trailers). Either store may be missing: the answer
 //! names what it could not read instead of passing its absence off as "no decisions".
 
-use super::review_shared::{check_text, findings_store, page, review_store, Store};
+use super::review_shared::{check_text, findings_store, page, redacts_names, review_store, Store};
 use super::shape::cursor_not_issued;
 use crate::state::AppState;
 use theurian_core::review::decisions::{from_findings, from_reviews, merge, Filters, Found};
-use theurian_core::review::ingest::run::settings;
 use theurian_core::review::ingest::screen::redacted;
 use theurian_protocol::mcp::{
-    Decision, DecisionDecidedBy, DecisionKind, RefusalMetaCode, ReviewGetDecisionsInput,
-    ReviewGetDecisionsResponse, ReviewGetDecisionsResponseUnreadItem as Unread,
-    UntrustedClassification,
+    Decision, DecisionDecidedBy, DecisionKind, ReviewGetDecisionsInput, ReviewGetDecisionsResponse,
+    ReviewGetDecisionsResponseUnreadItem as Unread, UntrustedClassification,
 };
 use theurian_protocol::Refusal;
 
@@ -62,14 +60,7 @@ pub(crate) async fn answer(
     let mut redact = false;
     let from_review = match &reviews {
         Ok((root, path)) => {
-            redact = settings(root)
-                .map_err(|e| {
-                    Refusal::new(
-                        RefusalMetaCode::StateUnavailable,
-                        format!("{} {}", e.message, e.remedy),
-                    )
-                })?
-                .redact_participant_names;
+            redact = redacts_names(root)?;
             from_reviews(path, &filters).await.ok()
         }
         Err(_) => None,

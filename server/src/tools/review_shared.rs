@@ -174,3 +174,16 @@ pub(crate) fn pull_request_number(n: Option<i64>) -> theurian_protocol::mcp::Pul
             .and_then(std::num::NonZeroU64::new),
     )
 }
+
+/// Whether the project's review settings ask for participant names to be redacted; settings
+/// that cannot be read refuse the call rather than serve names the project may have hidden.
+pub(crate) fn redacts_names(root: &std::path::Path) -> Result<bool, Refusal> {
+    theurian_core::review::ingest::run::settings(root)
+        .map(|s| s.redact_participant_names)
+        .map_err(|e| {
+            Refusal::new(
+                RefusalMetaCode::StateUnavailable,
+                format!("{} {}", e.message, e.remedy),
+            )
+        })
+}
