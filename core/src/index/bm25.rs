@@ -159,28 +159,29 @@ pub fn top(
     let mut candidates: Vec<u32> = Vec::new();
     let mut unread: f64 = known.iter().map(Term::most).sum();
     let mut read = 0.0;
+    let (mut scratch, mut floor) = (Vec::new(), 0.0);
     for i in heaviest {
         // The k-th best partial score can only beat the unread terms when what was read can.
         // The k-th best partial score is at most what was read, so it can only beat the
         // unread terms once what was read outweighs them.
-        if candidates.len() >= k && read > unread {
-            let kth = kth(&partial, &candidates, k);
+        // Stopping pays only when few rows stay near the cut: each is then counted on its own
+        // (a substring by reading the passage), which costs more per row than reading a term's
+        // postings in full. A term already read, or cheaper read in full than counted at those
+        // rows, is read on, which can only narrow the rows near the cut; so is any term while
+        // too many rows stay near it. Those checks come cheapest first: the k-th score and the
+        // rows near the cut each cost a pass over every candidate.
+        if candidates.len() >= k && read > unread && known[i].read.is_none() {
+            let kth = kth(&partial, &candidates, k, &mut floor, &mut scratch);
             let cut = kth - unread - slack(kth);
-            // Stopping pays only when few rows stay near the cut: each is then counted on its
-            // own (a substring by reading the passage), which costs more per row than reading
-            // a term's postings in full. A term already read, or cheaper read in full than
-            // counted at those rows, is read on, which can only narrow the rows near the cut.
-            if cut > 0.0 {
+            let limit = NEAR_LIMIT.max(4 * k);
+            if cut > 0.0 && near_count(&partial, &candidates, cut, limit) <= limit {
                 let mut near: Vec<u32> = candidates
                     .iter()
                     .copied()
                     .filter(|r| partial.get(*r) >= cut)
                     .collect();
                 near.sort_unstable();
-                if near.len() <= NEAR_LIMIT.max(4 * k)
-                    && known[i].read.is_none()
-                    && !terms[i].cheaper_in_full(&near)
-                {
+                if !terms[i].cheaper_in_full(&near) {
                     break;
                 }
             }
@@ -210,7 +211,7 @@ pub fn top(
     // Rows that can still make the cut: every candidate when there are no more than k,
     // otherwise those within what the unread terms could add of the k-th best.
     let mut near = if candidates.len() > k {
-        let kth = kth(&partial, &candidates, k);
+        let kth = kth(&partial, &candidates, k, &mut floor, &mut scratch);
         let cut = kth - unread - slack(kth);
         candidates
             .into_iter()
@@ -300,10 +301,41 @@ fn slack(score: f64) -> f64 {
 }
 
 /// The k-th best partial score among `candidates` (at least k of them).
-fn kth(partial: &Scores, candidates: &[u32], k: usize) -> f64 {
-    let mut scores: Vec<f64> = candidates.iter().map(|r| partial.get(*r)).collect();
-    let (_, kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-    *kth
+///
+/// `floor` is the k-th best score an earlier call found (0 at first): partial scores only
+/// grow and candidates are only added, so at least k candidates still score at or above it,
+/// and the k-th best is among those. Only they are selected from, in `scratch` (kept by the
+/// caller so the loop over terms allocates once); the answer is the next call's floor.
+fn kth(
+    partial: &Scores,
+    candidates: &[u32],
+    k: usize,
+    floor: &mut f64,
+    scratch: &mut Vec<f64>,
+) -> f64 {
+    scratch.clear();
+    scratch.extend(
+        candidates
+            .iter()
+            .map(|r| partial.get(*r))
+            .filter(|score| *score >= *floor),
+    );
+    if scratch.is_empty() {
+        return *floor;
+    }
+    let at = (k - 1).min(scratch.len() - 1);
+    let (_, kth, _) = scratch.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
+    *floor = *kth;
+    *floor
+}
+
+/// How many `candidates` score at least `cut`, counted up to one past `limit`.
+fn near_count(partial: &Scores, candidates: &[u32], cut: f64, limit: usize) -> usize {
+    candidates
+        .iter()
+        .filter(|r| partial.get(**r) >= cut)
+        .take(limit + 1)
+        .count()
 }
 
 /// Partial per-row sums in a table over every row. The table is kept by the thread between

@@ -69,9 +69,25 @@ impl<'a> Passage<'a> {
     /// Label `i`; one that is not UTF-8 (a damaged file) reads as empty, which no gate row
     /// matches.
     fn label(&self, i: usize) -> &'a str {
+        utf8(self.label_bytes(i))
+    }
+
+    /// Label `i` as stored, for comparing without checking it is UTF-8.
+    fn label_bytes(&self, i: usize) -> &'a [u8] {
         let start: usize = self.lens[..i].iter().map(|l| *l as usize).sum();
         let end = start + self.lens[i] as usize;
-        utf8(self.labels.get(start..end).unwrap_or_default())
+        self.labels.get(start..end).unwrap_or_default()
+    }
+
+    /// The item id, the revision id and the served text's digest as stored: what the gate
+    /// compares with the state's rows on every candidate, where checking each as UTF-8 first
+    /// was a visible share of a search. Bytes that are not UTF-8 equal no row's id.
+    pub fn gate_labels(&self) -> (&'a [u8], &'a [u8], &'a [u8]) {
+        (
+            self.label_bytes(1),
+            self.label_bytes(2),
+            self.label_bytes(3),
+        )
     }
 
     pub fn chunk_id(&self) -> &'a str {

@@ -324,26 +324,32 @@ struct Gate<'a> {
     pool: &'a SqlitePool,
     idx: &'a OpenIndex,
     req: &'a Request<'a>,
-    /// Item id → its row when visible to this request, None when not.
-    items: FxHashMap<&'a str, Option<Arc<GateRow>>>,
+    /// Item id (as the passage table stores it) → its row when visible to this request, None
+    /// when not.
+    items: FxHashMap<&'a [u8], Option<Arc<GateRow>>>,
 }
 
 impl<'a> Gate<'a> {
     async fn admit(&mut self, seqs: &[usize]) -> Result<Vec<usize>, SearchError> {
         let idx = self.idx;
-        let mut ids: Vec<&'a str> = Vec::new();
-        let mut listed: FxHashSet<&'a str> = FxHashSet::default();
-        for s in seqs {
-            let id = idx.passage(*s).item_id();
+        let labels: Vec<_> = seqs.iter().map(|s| idx.passage(*s).gate_labels()).collect();
+        let mut ids: Vec<&'a [u8]> = Vec::new();
+        let mut listed: FxHashSet<&'a [u8]> = FxHashSet::default();
+        for (id, _, _) in &labels {
             if !self.items.contains_key(id) && listed.insert(id) {
                 ids.push(id);
             }
         }
         if !ids.is_empty() {
+            // An id that is not UTF-8 (a damaged table) asks for the empty id, which no row has.
+            let names: Vec<&str> = ids
+                .iter()
+                .map(|id| std::str::from_utf8(id).unwrap_or_default())
+                .collect();
             let rows = self
                 .req
                 .memo
-                .gate_rows(self.pool, self.req.database, self.req.project, &ids)
+                .gate_rows(self.pool, self.req.database, self.req.project, &names)
                 .await
                 .map_err(SearchError::Canonical)?;
             for (id, row) in ids.into_iter().zip(rows) {
@@ -356,12 +362,18 @@ impl<'a> Gate<'a> {
         }
         Ok(seqs
             .iter()
-            .copied()
-            .filter(|s| {
-                let p = idx.passage(*s);
-                matches!(self.items.get(p.item_id()), Some(Some(r)) if r.view.revision_id == p.revision_id() && r.served_sha == p.served_sha())
+            .zip(&labels)
+            .filter(|(_, (id, revision, sha))| {
+                matches!(self.items.get(id), Some(Some(r)) if r.view.revision_id.as_bytes() == *revision && r.served_sha.as_bytes() == *sha)
             })
+            .map(|(seq, _)| *seq)
             .collect())
+    }
+
+    /// The row behind passage `seq`, when it cleared the gate's item check.
+    fn row(&self, seq: usize) -> Option<&Arc<GateRow>> {
+        let (id, _, _) = self.idx.passage(seq).gate_labels();
+        self.items.get(id).and_then(Option::as_ref)
     }
 
     fn valid(&self, seq: usize) -> bool {
@@ -369,8 +381,8 @@ impl<'a> Gate<'a> {
         let Some(moment) = &self.req.valid_at else {
             return true;
         };
-        match self.items.get(self.idx.passage(seq).item_id()) {
-            Some(Some(row)) => {
+        match self.row(seq) {
+            Some(row) => {
                 let v = &row.view;
                 use crate::store::time::parse;
                 crate::knowledge::text::within(
@@ -591,7 +603,7 @@ pub async fn ranked<'i>(
     let mut hits = Vec::new();
     for (seq, score, by) in fuse(idx, &rankings) {
         let p = idx.passage(seq);
-        let Some(Some(row)) = gate.items.get(p.item_id()) else {
+        let Some(row) = gate.row(seq) else {
             continue;
         };
         hits.push(Hit {
