@@ -10744,6 +10744,22 @@ pub mod mcp {
             "known-exception",
             "incident-prevention",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::SpecificationGap => "specification-gap",
+                Self::ArchitectureRule => "architecture-rule",
+                Self::SecurityRule => "security-rule",
+                Self::PerformanceRule => "performance-rule",
+                Self::ReliabilityRule => "reliability-rule",
+                Self::CodingConvention => "coding-convention",
+                Self::TestingRule => "testing-rule",
+                Self::DomainRule => "domain-rule",
+                Self::RejectedApproach => "rejected-approach",
+                Self::KnownException => "known-exception",
+                Self::IncidentPrevention => "incident-prevention",
+            }
+        }
     }
     impl ContentClassification {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10751,6 +10767,13 @@ pub mod mcp {
             "untrusted-knowledge",
             "system-metadata",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::UntrustedKnowledge => "untrusted-knowledge",
+                Self::SystemMetadata => "system-metadata",
+            }
+        }
     }
     impl DecisionKind {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10760,6 +10783,15 @@ pub mod mcp {
             "approved",
             "finding",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::ThreadResolution => "thread-resolution",
+                Self::ChangesRequested => "changes-requested",
+                Self::Approved => "approved",
+                Self::Finding => "finding",
+            }
+        }
     }
     impl FallbackReason {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10775,6 +10807,21 @@ pub mod mcp {
             "serving-profile-mismatch",
             "index-purge-failed",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::NoIndex => "no-index",
+                Self::IndexPointerInvalid => "index-pointer-invalid",
+                Self::IndexFileMissing => "index-file-missing",
+                Self::IndexSchemaMismatch => "index-schema-mismatch",
+                Self::IndexUnreadable => "index-unreadable",
+                Self::IndexProjectMismatch => "index-project-mismatch",
+                Self::IndexUnbuilt => "index-unbuilt",
+                Self::UnapprovedNotIndexed => "unapproved-not-indexed",
+                Self::ServingProfileMismatch => "serving-profile-mismatch",
+                Self::IndexPurgeFailed => "index-purge-failed",
+            }
+        }
     }
     impl FeedbackSignal {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10784,10 +10831,27 @@ pub mod mcp {
             "wrong",
             "outdated",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Helpful => "helpful",
+                Self::NotRelevant => "not-relevant",
+                Self::Wrong => "wrong",
+                Self::Outdated => "outdated",
+            }
+        }
     }
     impl InclusionReasonKind {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["scope", "search", "related"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Scope => "scope",
+                Self::Search => "search",
+                Self::Related => "related",
+            }
+        }
     }
     impl ItemChangeChange {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10798,6 +10862,16 @@ pub mod mcp {
             "restored",
             "relabelled",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Added => "added",
+                Self::Revised => "revised",
+                Self::Withdrawn => "withdrawn",
+                Self::Restored => "restored",
+                Self::Relabelled => "relabelled",
+            }
+        }
     }
     impl ItemChangeRelabelledItem {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10807,6 +10881,15 @@ pub mod mcp {
             "trustLevel",
             "owner",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Status => "status",
+                Self::Sensitivity => "sensitivity",
+                Self::TrustLevel => "trustLevel",
+                Self::Owner => "owner",
+            }
+        }
     }
     impl KnowledgeGenerateMigrationDraftResponseOperationsItem {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10822,6 +10905,21 @@ pub mod mcp {
             "addEvidence",
             "removeEvidence",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::DeprecateItem => "deprecateItem",
+                Self::AddRelation => "addRelation",
+                Self::RemoveRelation => "removeRelation",
+                Self::AddAlias => "addAlias",
+                Self::RemoveAlias => "removeAlias",
+                Self::ChangeOwner => "changeOwner",
+                Self::RegisterSpecification => "registerSpecification",
+                Self::SupersedeSpecification => "supersedeSpecification",
+                Self::AddEvidence => "addEvidence",
+                Self::RemoveEvidence => "removeEvidence",
+            }
+        }
     }
     impl KnowledgeProposeChangeInputContentType {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10830,10 +10928,26 @@ pub mod mcp {
             "application/json",
             "application/yaml",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::TextMarkdown => "text/markdown",
+                Self::ApplicationJson => "application/json",
+                Self::ApplicationYaml => "application/yaml",
+            }
+        }
     }
     impl KnowledgeTraceInputDirection {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["outgoing", "incoming", "both"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Outgoing => "outgoing",
+                Self::Incoming => "incoming",
+                Self::Both => "both",
+            }
+        }
     }
     impl RefusalMetaCode {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10849,6 +10963,21 @@ pub mod mcp {
             "CAPACITY_EXCEEDED",
             "INTERNAL",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::InvalidInput => "INVALID_INPUT",
+                Self::ProjectNotRegistered => "PROJECT_NOT_REGISTERED",
+                Self::NotAuthorized => "NOT_AUTHORIZED",
+                Self::SnapshotNotFound => "SNAPSHOT_NOT_FOUND",
+                Self::IndexBuilding => "INDEX_BUILDING",
+                Self::RevisionConflict => "REVISION_CONFLICT",
+                Self::MigrationChecksumMismatch => "MIGRATION_CHECKSUM_MISMATCH",
+                Self::StateUnavailable => "STATE_UNAVAILABLE",
+                Self::CapacityExceeded => "CAPACITY_EXCEEDED",
+                Self::Internal => "INTERNAL",
+            }
+        }
     }
     impl RelationType {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10868,6 +10997,25 @@ pub mod mcp {
             "rejects",
             "exception_to",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Implements => "implements",
+                Self::ImplementedBy => "implemented_by",
+                Self::Supersedes => "supersedes",
+                Self::SupersededBy => "superseded_by",
+                Self::DependsOn => "depends_on",
+                Self::ConstrainedBy => "constrained_by",
+                Self::VerifiedBy => "verified_by",
+                Self::ReviewedBy => "reviewed_by",
+                Self::Contradicts => "contradicts",
+                Self::RelatedTo => "related_to",
+                Self::DerivedFrom => "derived_from",
+                Self::EvidencedBy => "evidenced_by",
+                Self::Rejects => "rejects",
+                Self::ExceptionTo => "exception_to",
+            }
+        }
     }
     impl RetrievalMetadataMode {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10878,10 +11026,26 @@ pub mod mcp {
             "none",
             "substring",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Hybrid => "hybrid",
+                Self::Lexical => "lexical",
+                Self::Dense => "dense",
+                Self::None => "none",
+                Self::Substring => "substring",
+            }
+        }
     }
     impl RetrievalMetadataStaleAgainst {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["builtState"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::BuiltState => "builtState",
+            }
+        }
     }
     impl RetrievalResultFoundByItem {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10891,14 +11055,36 @@ pub mod mcp {
             "dense",
             "summary",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Lexical => "lexical",
+                Self::Substring => "substring",
+                Self::Dense => "dense",
+                Self::Summary => "summary",
+            }
+        }
     }
     impl ReviewFindSimilarResponseUnreadItem {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["review", "findings"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Review => "review",
+                Self::Findings => "findings",
+            }
+        }
     }
     impl ReviewFindingsResponseFindingsItemProvider {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["git"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Git => "git",
+            }
+        }
     }
     impl ReviewFindingsResponseFindingsItemReviewer {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10907,6 +11093,14 @@ pub mod mcp {
             "security",
             "adversarial",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::CodeReview => "code-review",
+                Self::Security => "security",
+                Self::Adversarial => "adversarial",
+            }
+        }
     }
     impl ReviewFindingsResponseFindingsItemSeverity {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10916,6 +11110,15 @@ pub mod mcp {
             "MEDIUM",
             "LOW",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Critical => "CRITICAL",
+                Self::High => "HIGH",
+                Self::Medium => "MEDIUM",
+                Self::Low => "LOW",
+            }
+        }
     }
     impl ReviewGenerateKnowledgeCandidateInputCategory {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10932,6 +11135,22 @@ pub mod mcp {
             "known-exception",
             "incident-prevention",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::SpecificationGap => "specification-gap",
+                Self::ArchitectureRule => "architecture-rule",
+                Self::SecurityRule => "security-rule",
+                Self::PerformanceRule => "performance-rule",
+                Self::ReliabilityRule => "reliability-rule",
+                Self::CodingConvention => "coding-convention",
+                Self::TestingRule => "testing-rule",
+                Self::DomainRule => "domain-rule",
+                Self::RejectedApproach => "rejected-approach",
+                Self::KnownException => "known-exception",
+                Self::IncidentPrevention => "incident-prevention",
+            }
+        }
     }
     impl ReviewGetDecisionsInputKind {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10941,10 +11160,26 @@ pub mod mcp {
             "approved",
             "finding",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::ThreadResolution => "thread-resolution",
+                Self::ChangesRequested => "changes-requested",
+                Self::Approved => "approved",
+                Self::Finding => "finding",
+            }
+        }
     }
     impl ReviewGetDecisionsResponseUnreadItem {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["review", "findings"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Review => "review",
+                Self::Findings => "findings",
+            }
+        }
     }
     impl ReviewGetThreadResponseResolutionState {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10953,6 +11188,14 @@ pub mod mcp {
             "outdated",
             "dismissed",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Resolved => "resolved",
+                Self::Outdated => "outdated",
+                Self::Dismissed => "dismissed",
+            }
+        }
     }
     impl ReviewGetThreadResponseState {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10962,10 +11205,27 @@ pub mod mcp {
             "outdated",
             "dismissed",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Open => "open",
+                Self::Resolved => "resolved",
+                Self::Outdated => "outdated",
+                Self::Dismissed => "dismissed",
+            }
+        }
     }
     impl ReviewSearchResponseRecordsItemExcerptChannel {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["title", "body", "comment"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Title => "title",
+                Self::Body => "body",
+                Self::Comment => "comment",
+            }
+        }
     }
     impl ReviewSearchResponseRecordsItemKind {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10974,6 +11234,14 @@ pub mod mcp {
             "review-submission",
             "review-thread",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::PullRequest => "pull-request",
+                Self::ReviewSubmission => "review-submission",
+                Self::ReviewThread => "review-thread",
+            }
+        }
     }
     impl ReviewSearchResponseRecordsItemThreadState {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10983,6 +11251,15 @@ pub mod mcp {
             "outdated",
             "dismissed",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Open => "open",
+                Self::Resolved => "resolved",
+                Self::Outdated => "outdated",
+                Self::Dismissed => "dismissed",
+            }
+        }
     }
     impl Sensitivity {
         /// Every accepted spelling, in the order the schema lists them.
@@ -10992,14 +11269,38 @@ pub mod mcp {
             "confidential",
             "restricted",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Public => "public",
+                Self::Internal => "internal",
+                Self::Confidential => "confidential",
+                Self::Restricted => "restricted",
+            }
+        }
     }
     impl SimilarFoundByItem {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["dense", "lexical", "substring"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Dense => "dense",
+                Self::Lexical => "lexical",
+                Self::Substring => "substring",
+            }
+        }
     }
     impl SimilarKind {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["review-thread", "finding"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::ReviewThread => "review-thread",
+                Self::Finding => "finding",
+            }
+        }
     }
     impl SimilarState {
         /// Every accepted spelling, in the order the schema lists them.
@@ -11009,6 +11310,15 @@ pub mod mcp {
             "outdated",
             "dismissed",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Open => "open",
+                Self::Resolved => "resolved",
+                Self::Outdated => "outdated",
+                Self::Dismissed => "dismissed",
+            }
+        }
     }
     impl StaleReasonKind {
         /// Every accepted spelling, in the order the schema lists them.
@@ -11020,18 +11330,50 @@ pub mod mcp {
             "reported-outdated",
             "reported-wrong",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Expired => "expired",
+                Self::NotYetValid => "not-yet-valid",
+                Self::AnchorChanged => "anchor-changed",
+                Self::AnchorGone => "anchor-gone",
+                Self::ReportedOutdated => "reported-outdated",
+                Self::ReportedWrong => "reported-wrong",
+            }
+        }
     }
     impl Status {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["approved", "draft", "proposed"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Approved => "approved",
+                Self::Draft => "draft",
+                Self::Proposed => "proposed",
+            }
+        }
     }
     impl SystemCapabilitiesResponseCapabilitiesKnowledgeSearch {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["hybrid", "substring"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Hybrid => "hybrid",
+                Self::Substring => "substring",
+            }
+        }
     }
     impl SystemCapabilitiesResponseCapabilitiesReviewIngestionScope {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["public-allowlisted"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::PublicAllowlisted => "public-allowlisted",
+            }
+        }
     }
     impl TrustLevel {
         /// Every accepted spelling, in the order the schema lists them.
@@ -11041,10 +11383,25 @@ pub mod mcp {
             "reviewed",
             "authoritative",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Unverified => "unverified",
+                Self::Inferred => "inferred",
+                Self::Reviewed => "reviewed",
+                Self::Authoritative => "authoritative",
+            }
+        }
     }
     impl UntrustedClassification {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["untrusted-knowledge"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::UntrustedKnowledge => "untrusted-knowledge",
+            }
+        }
     }
 }
 /// A `.theurian/migrations/*.yaml` document.
@@ -14081,42 +14438,112 @@ pub mod migration {
             "rejected-approach",
             "known-exception",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Architecture => "architecture",
+                Self::Decision => "decision",
+                Self::Domain => "domain",
+                Self::Operations => "operations",
+                Self::Security => "security",
+                Self::Testing => "testing",
+                Self::Api => "api",
+                Self::Incident => "incident",
+                Self::Convention => "convention",
+                Self::RejectedApproach => "rejected-approach",
+                Self::KnownException => "known-exception",
+            }
+        }
     }
     impl MigrationApiVersion {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["theurian.dev/v1"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::TheurianDevV1 => "theurian.dev/v1",
+            }
+        }
     }
     impl OpAddAliasOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["addAlias"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::AddAlias => "addAlias",
+            }
+        }
     }
     impl OpAddEvidenceOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["addEvidence"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::AddEvidence => "addEvidence",
+            }
+        }
     }
     impl OpAddRelationOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["addRelation"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::AddRelation => "addRelation",
+            }
+        }
     }
     impl OpChangeOwnerOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["changeOwner"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::ChangeOwner => "changeOwner",
+            }
+        }
     }
     impl OpChangeSensitivityOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["changeSensitivity"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::ChangeSensitivity => "changeSensitivity",
+            }
+        }
     }
     impl OpCreateItemOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["createItem"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::CreateItem => "createItem",
+            }
+        }
     }
     impl OpDeprecateItemOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["deprecateItem"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::DeprecateItem => "deprecateItem",
+            }
+        }
     }
     impl OpRegisterSpecificationOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["registerSpecification"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::RegisterSpecification => "registerSpecification",
+            }
+        }
     }
     impl OpRegisterSpecificationStatus {
         /// Every accepted spelling, in the order the schema lists them.
@@ -14126,30 +14553,75 @@ pub mod migration {
             "superseded",
             "retired",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Draft => "draft",
+                Self::Active => "active",
+                Self::Superseded => "superseded",
+                Self::Retired => "retired",
+            }
+        }
     }
     impl OpRemoveAliasOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["removeAlias"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::RemoveAlias => "removeAlias",
+            }
+        }
     }
     impl OpRemoveEvidenceOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["removeEvidence"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::RemoveEvidence => "removeEvidence",
+            }
+        }
     }
     impl OpRemoveRelationOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["removeRelation"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::RemoveRelation => "removeRelation",
+            }
+        }
     }
     impl OpRestoreItemOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["restoreItem"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::RestoreItem => "restoreItem",
+            }
+        }
     }
     impl OpSupersedeSpecificationOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["supersedeSpecification"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::SupersedeSpecification => "supersedeSpecification",
+            }
+        }
     }
     impl OpUpsertRevisionOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["upsertRevision"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::UpsertRevision => "upsertRevision",
+            }
+        }
     }
     impl RelationType {
         /// Every accepted spelling, in the order the schema lists them.
@@ -14169,6 +14641,25 @@ pub mod migration {
             "rejects",
             "exception_to",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Implements => "implements",
+                Self::ImplementedBy => "implemented_by",
+                Self::Supersedes => "supersedes",
+                Self::SupersededBy => "superseded_by",
+                Self::DependsOn => "depends_on",
+                Self::ConstrainedBy => "constrained_by",
+                Self::VerifiedBy => "verified_by",
+                Self::ReviewedBy => "reviewed_by",
+                Self::Contradicts => "contradicts",
+                Self::RelatedTo => "related_to",
+                Self::DerivedFrom => "derived_from",
+                Self::EvidencedBy => "evidenced_by",
+                Self::Rejects => "rejects",
+                Self::ExceptionTo => "exception_to",
+            }
+        }
     }
     impl Sensitivity {
         /// Every accepted spelling, in the order the schema lists them.
@@ -14178,6 +14669,15 @@ pub mod migration {
             "confidential",
             "restricted",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Public => "public",
+                Self::Internal => "internal",
+                Self::Confidential => "confidential",
+                Self::Restricted => "restricted",
+            }
+        }
     }
     impl Status {
         /// Every accepted spelling, in the order the schema lists them.
@@ -14189,6 +14689,17 @@ pub mod migration {
             "superseded",
             "rejected",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Draft => "draft",
+                Self::Proposed => "proposed",
+                Self::Approved => "approved",
+                Self::Deprecated => "deprecated",
+                Self::Superseded => "superseded",
+                Self::Rejected => "rejected",
+            }
+        }
     }
     impl TrustLevel {
         /// Every accepted spelling, in the order the schema lists them.
@@ -14198,6 +14709,15 @@ pub mod migration {
             "reviewed",
             "authoritative",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Unverified => "unverified",
+                Self::Inferred => "inferred",
+                Self::Reviewed => "reviewed",
+                Self::Authoritative => "authoritative",
+            }
+        }
     }
 }
 /// `.theurian/config.yaml`.
@@ -15159,14 +15679,34 @@ pub mod config {
     impl ProjectConfigApiVersion {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["theurian.dev/v1"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::TheurianDevV1 => "theurian.dev/v1",
+            }
+        }
     }
     impl ProjectConfigProvidersReviewAdapter {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["github", "none"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Github => "github",
+                Self::None => "none",
+            }
+        }
     }
     impl ProjectConfigProvidersVectorStoreAdapter {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["sqlite-vec", "brute-force"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::SqliteVec => "sqlite-vec",
+                Self::BruteForce => "brute-force",
+            }
+        }
     }
     impl ProjectConfigRetrievalIncludeStatusesItem {
         /// Every accepted spelling, in the order the schema lists them.
@@ -15178,14 +15718,41 @@ pub mod config {
             "superseded",
             "rejected",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Draft => "draft",
+                Self::Proposed => "proposed",
+                Self::Approved => "approved",
+                Self::Deprecated => "deprecated",
+                Self::Superseded => "superseded",
+                Self::Rejected => "rejected",
+            }
+        }
     }
     impl ProjectConfigSecuritySecretScan {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["block", "warn", "off"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Block => "block",
+                Self::Warn => "warn",
+                Self::Off => "off",
+            }
+        }
     }
     impl Requirement {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["required", "optional", "none"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Required => "required",
+                Self::Optional => "optional",
+                Self::None => "none",
+            }
+        }
     }
 }
 /// Plugin and client compatibility metadata.
@@ -15527,10 +16094,26 @@ pub mod protocol {
             "protocol-mismatch",
             "invalid-declaration",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Compatible => "compatible",
+                Self::CoreTooOld => "core-too-old",
+                Self::CoreTooNew => "core-too-new",
+                Self::ProtocolMismatch => "protocol-mismatch",
+                Self::InvalidDeclaration => "invalid-declaration",
+            }
+        }
     }
     impl ProtocolVersion {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["theurian/v1"];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::TheurianV1 => "theurian/v1",
+            }
+        }
     }
 }
 /// A review evidence file under `.theurian/review/`.
@@ -17164,6 +17747,22 @@ pub mod evidence {
             "known-exception",
             "incident-prevention",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::SpecificationGap => "specification-gap",
+                Self::ArchitectureRule => "architecture-rule",
+                Self::SecurityRule => "security-rule",
+                Self::PerformanceRule => "performance-rule",
+                Self::ReliabilityRule => "reliability-rule",
+                Self::CodingConvention => "coding-convention",
+                Self::TestingRule => "testing-rule",
+                Self::DomainRule => "domain-rule",
+                Self::RejectedApproach => "rejected-approach",
+                Self::KnownException => "known-exception",
+                Self::IncidentPrevention => "incident-prevention",
+            }
+        }
     }
     impl Kind {
         /// Every accepted spelling, in the order the schema lists them.
@@ -17172,6 +17771,14 @@ pub mod evidence {
             "review-submission",
             "review-thread",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::PullRequest => "pull-request",
+                Self::ReviewSubmission => "review-submission",
+                Self::ReviewThread => "review-thread",
+            }
+        }
     }
     impl ResolutionState {
         /// Every accepted spelling, in the order the schema lists them.
@@ -17180,6 +17787,14 @@ pub mod evidence {
             "outdated",
             "dismissed",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Resolved => "resolved",
+                Self::Outdated => "outdated",
+                Self::Dismissed => "dismissed",
+            }
+        }
     }
     impl ThreadState {
         /// Every accepted spelling, in the order the schema lists them.
@@ -17189,6 +17804,15 @@ pub mod evidence {
             "outdated",
             "dismissed",
         ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Open => "open",
+                Self::Resolved => "resolved",
+                Self::Outdated => "outdated",
+                Self::Dismissed => "dismissed",
+            }
+        }
     }
 }
 /// Every schema file under `schemas/`, embedded at build time.

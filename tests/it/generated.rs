@@ -126,3 +126,37 @@ fn a_misspelt_input_key_is_refused_by_the_generated_type() {
     .expect("the context keys are the status input's keys");
     assert_eq!(fine.agent_id.as_deref().map(|a| a.as_str()), Some("a"));
 }
+
+/// A string enum's `as_str` is its wire spelling: what serde writes for the value and what
+/// `VALUES` lists at the value's place, for every value.
+#[test]
+fn a_string_enum_names_its_wire_spelling() {
+    fn check<T: serde::Serialize>(
+        values: &[T],
+        listed: &[&str],
+        as_str: impl Fn(&T) -> &'static str,
+    ) {
+        assert_eq!(values.len(), listed.len());
+        for (value, spelled) in values.iter().zip(listed) {
+            let written = serde_json::to_value(value).expect("serialises");
+            assert_eq!(written, serde_json::json!(as_str(value)));
+            assert_eq!(as_str(value), *spelled);
+        }
+    }
+    use theurian_protocol::mcp::{DecisionKind, SimilarKind};
+    check(
+        &[SimilarKind::ReviewThread, SimilarKind::Finding],
+        SimilarKind::VALUES,
+        SimilarKind::as_str,
+    );
+    check(
+        &[
+            DecisionKind::ThreadResolution,
+            DecisionKind::ChangesRequested,
+            DecisionKind::Approved,
+            DecisionKind::Finding,
+        ],
+        DecisionKind::VALUES,
+        DecisionKind::as_str,
+    );
+}
