@@ -161,27 +161,28 @@ pub fn top(
     let mut read = 0.0;
     let (mut scratch, mut floor) = (Vec::new(), 0.0);
     for i in heaviest {
-        // The k-th best partial score can only beat the unread terms when what was read can.
         // The k-th best partial score is at most what was read, so it can only beat the
         // unread terms once what was read outweighs them.
         // Stopping pays only when few rows stay near the cut: each is then counted on its own
         // (a substring by reading the passage), which costs more per row than reading a term's
         // postings in full. A term already read, or cheaper read in full than counted at those
         // rows, is read on, which can only narrow the rows near the cut; so is any term while
-        // too many rows stay near it. Those checks come cheapest first: the k-th score and the
-        // rows near the cut each cost a pass over every candidate.
+        // too many rows stay near it. The cheap checks come first: the k-th score and the rows
+        // near the cut each cost a pass over every candidate.
         if candidates.len() >= k && read > unread && known[i].read.is_none() {
             let kth = kth(&partial, &candidates, k, &mut floor, &mut scratch);
             let cut = kth - unread - slack(kth);
             let limit = NEAR_LIMIT.max(4 * k);
-            if cut > 0.0 && near_count(&partial, &candidates, cut, limit) <= limit {
+            if cut > 0.0 {
+                // Gathered only up to one past the limit: past it, the term is read on anyway.
                 let mut near: Vec<u32> = candidates
                     .iter()
                     .copied()
                     .filter(|r| partial.get(*r) >= cut)
+                    .take(limit + 1)
                     .collect();
                 near.sort_unstable();
-                if !terms[i].cheaper_in_full(&near) {
+                if near.len() <= limit && !terms[i].cheaper_in_full(&near) {
                     break;
                 }
             }
@@ -327,15 +328,6 @@ fn kth(
     let (_, kth, _) = scratch.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
     *floor = *kth;
     *floor
-}
-
-/// How many `candidates` score at least `cut`, counted up to one past `limit`.
-fn near_count(partial: &Scores, candidates: &[u32], cut: f64, limit: usize) -> usize {
-    candidates
-        .iter()
-        .filter(|r| partial.get(**r) >= cut)
-        .take(limit + 1)
-        .count()
 }
 
 /// Partial per-row sums in a table over every row. The table is kept by the thread between
