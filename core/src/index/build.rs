@@ -51,10 +51,15 @@ fn index_error(e: impl std::fmt::Display) -> CoreError {
 /// The command named in refusals about the state directory.
 const BUILD: &str = "theurian index build";
 
-/// Every passage's embedding, as the little-endian bytes the build stores, from each item's
-/// passage texts in the order the indexing loop sends them (which is `seq` order). One thread
-/// embeds while the loop feeds the single indexing thread: the two cores each carry one.
-fn embed_passages(items: std::sync::mpsc::Receiver<Vec<String>>) -> Vec<u8> {
+/// Every passage's embedding, as little-endian bytes, from each item's passage texts in the
+/// order the indexing loop sends them (which is `seq` order), written to `path` once the loop
+/// is done. One thread embeds while the loop feeds the single indexing thread: the two cores
+/// each carry one, and the embedding side, the lighter, also writes its file while the index
+/// is still being written.
+fn embed_passages(
+    items: std::sync::mpsc::Receiver<Vec<String>>,
+    path: &Path,
+) -> Result<(), CoreError> {
     let mut embedder = Embedder::default();
     let mut out = Vec::new();
     for text in items.iter().flatten() {
@@ -62,7 +67,7 @@ fn embed_passages(items: std::sync::mpsc::Receiver<Vec<String>>) -> Vec<u8> {
             out.extend_from_slice(&x.to_le_bytes());
         }
     }
-    out
+    write_atomic(path, &out, 0o644)
 }
 
 /// How many items' passages may wait for the embedding thread before the indexing loop waits.
@@ -196,9 +201,10 @@ pub fn write_build(
             (None, None)
         } else {
             let (send, receive) = std::sync::mpsc::sync_channel(EMBED_QUEUE);
+            let path = building.join(pointer::EMBEDDINGS_FILE);
             (
                 Some(send),
-                Some(scope.spawn(move || embed_passages(receive))),
+                Some(scope.spawn(move || embed_passages(receive, &path))),
             )
         };
         let embedder_gone = || index_error("a passage could not be embedded");
@@ -225,10 +231,9 @@ pub fn write_build(
         }
         writer.wait_merging_threads().map_err(index_error)?;
         super::runs::write_vocabulary(&index, f.runs, building).map_err(index_error)?;
-        let vectors = match embedding {
-            None => Vec::new(),
-            Some(worker) => worker.join().map_err(|_| embedder_gone())?,
-        };
+        if let Some(worker) = embedding {
+            worker.join().map_err(|_| embedder_gone())??;
+        }
         let info = BuildInfo {
             format_version: FORMAT_VERSION,
             index_build_id: stamp.build_id.to_owned(),
@@ -246,9 +251,6 @@ pub fn write_build(
             indexes_unapproved: stamp.indexes_unapproved,
             indexed_sensitivities: stamp.sensitivities.iter().map(|s| s.to_string()).collect(),
         };
-        if !options.no_embeddings {
-            write_atomic(&building.join(pointer::EMBEDDINGS_FILE), &vectors, 0o644)?;
-        }
         table_written
             .join()
             .map_err(|_| index_error("the passage table could not be written"))?

@@ -5,6 +5,7 @@
 //! character-trigram embeddings beside it, one directory per build, published by swapping
 //! `.theurian/state/active-index.json`.
 
+pub mod beside;
 pub mod bm25;
 pub mod build;
 pub mod choose;
