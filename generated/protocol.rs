@@ -570,7 +570,7 @@ pub mod mcp {
                 })
         }
     }
-    ///Which rule made it a decision (see the result's description).
+    ///The rule that makes a review record a decision.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -6392,7 +6392,7 @@ pub mod mcp {
         pub cursor: ::std::option::Option<ReviewGetDecisionsInputCursor>,
         ///Only this kind.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub kind: ::std::option::Option<ReviewGetDecisionsInputKind>,
+        pub kind: ::std::option::Option<DecisionKind>,
         ///Page size.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
@@ -6480,69 +6480,6 @@ pub mod mcp {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
-        }
-    }
-    ///Only this kind.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReviewGetDecisionsInputKind {
-        #[serde(rename = "thread-resolution")]
-        ThreadResolution,
-        #[serde(rename = "changes-requested")]
-        ChangesRequested,
-        #[serde(rename = "approved")]
-        Approved,
-        #[serde(rename = "finding")]
-        Finding,
-    }
-    impl ::std::fmt::Display for ReviewGetDecisionsInputKind {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::ThreadResolution => f.write_str("thread-resolution"),
-                Self::ChangesRequested => f.write_str("changes-requested"),
-                Self::Approved => f.write_str("approved"),
-                Self::Finding => f.write_str("finding"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ReviewGetDecisionsInputKind {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "thread-resolution" => Ok(Self::ThreadResolution),
-                "changes-requested" => Ok(Self::ChangesRequested),
-                "approved" => Ok(Self::Approved),
-                "finding" => Ok(Self::Finding),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ReviewGetDecisionsInputKind {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ReviewGetDecisionsInputKind {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
         }
     }
     ///File path prefix.
@@ -10744,6 +10681,20 @@ pub mod mcp {
             "known-exception",
             "incident-prevention",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::SpecificationGap,
+            Self::ArchitectureRule,
+            Self::SecurityRule,
+            Self::PerformanceRule,
+            Self::ReliabilityRule,
+            Self::CodingConvention,
+            Self::TestingRule,
+            Self::DomainRule,
+            Self::RejectedApproach,
+            Self::KnownException,
+            Self::IncidentPrevention,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -10767,6 +10718,11 @@ pub mod mcp {
             "untrusted-knowledge",
             "system-metadata",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::UntrustedKnowledge,
+            Self::SystemMetadata,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -10782,6 +10738,13 @@ pub mod mcp {
             "changes-requested",
             "approved",
             "finding",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::ThreadResolution,
+            Self::ChangesRequested,
+            Self::Approved,
+            Self::Finding,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -10807,6 +10770,19 @@ pub mod mcp {
             "serving-profile-mismatch",
             "index-purge-failed",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::NoIndex,
+            Self::IndexPointerInvalid,
+            Self::IndexFileMissing,
+            Self::IndexSchemaMismatch,
+            Self::IndexUnreadable,
+            Self::IndexProjectMismatch,
+            Self::IndexUnbuilt,
+            Self::UnapprovedNotIndexed,
+            Self::ServingProfileMismatch,
+            Self::IndexPurgeFailed,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -10831,6 +10807,13 @@ pub mod mcp {
             "wrong",
             "outdated",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Helpful,
+            Self::NotRelevant,
+            Self::Wrong,
+            Self::Outdated,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -10844,6 +10827,8 @@ pub mod mcp {
     impl InclusionReasonKind {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["scope", "search", "related"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Scope, Self::Search, Self::Related];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -10861,6 +10846,14 @@ pub mod mcp {
             "withdrawn",
             "restored",
             "relabelled",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Added,
+            Self::Revised,
+            Self::Withdrawn,
+            Self::Restored,
+            Self::Relabelled,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -10880,6 +10873,13 @@ pub mod mcp {
             "sensitivity",
             "trustLevel",
             "owner",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Status,
+            Self::Sensitivity,
+            Self::TrustLevel,
+            Self::Owner,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -10905,6 +10905,19 @@ pub mod mcp {
             "addEvidence",
             "removeEvidence",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::DeprecateItem,
+            Self::AddRelation,
+            Self::RemoveRelation,
+            Self::AddAlias,
+            Self::RemoveAlias,
+            Self::ChangeOwner,
+            Self::RegisterSpecification,
+            Self::SupersedeSpecification,
+            Self::AddEvidence,
+            Self::RemoveEvidence,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -10928,6 +10941,12 @@ pub mod mcp {
             "application/json",
             "application/yaml",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::TextMarkdown,
+            Self::ApplicationJson,
+            Self::ApplicationYaml,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -10940,6 +10959,8 @@ pub mod mcp {
     impl KnowledgeTraceInputDirection {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["outgoing", "incoming", "both"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Outgoing, Self::Incoming, Self::Both];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -10962,6 +10983,19 @@ pub mod mcp {
             "STATE_UNAVAILABLE",
             "CAPACITY_EXCEEDED",
             "INTERNAL",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::InvalidInput,
+            Self::ProjectNotRegistered,
+            Self::NotAuthorized,
+            Self::SnapshotNotFound,
+            Self::IndexBuilding,
+            Self::RevisionConflict,
+            Self::MigrationChecksumMismatch,
+            Self::StateUnavailable,
+            Self::CapacityExceeded,
+            Self::Internal,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -10997,6 +11031,23 @@ pub mod mcp {
             "rejects",
             "exception_to",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Implements,
+            Self::ImplementedBy,
+            Self::Supersedes,
+            Self::SupersededBy,
+            Self::DependsOn,
+            Self::ConstrainedBy,
+            Self::VerifiedBy,
+            Self::ReviewedBy,
+            Self::Contradicts,
+            Self::RelatedTo,
+            Self::DerivedFrom,
+            Self::EvidencedBy,
+            Self::Rejects,
+            Self::ExceptionTo,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11026,6 +11077,14 @@ pub mod mcp {
             "none",
             "substring",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Hybrid,
+            Self::Lexical,
+            Self::Dense,
+            Self::None,
+            Self::Substring,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11040,6 +11099,8 @@ pub mod mcp {
     impl RetrievalMetadataStaleAgainst {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["builtState"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::BuiltState];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11055,6 +11116,13 @@ pub mod mcp {
             "dense",
             "summary",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Lexical,
+            Self::Substring,
+            Self::Dense,
+            Self::Summary,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11068,6 +11136,8 @@ pub mod mcp {
     impl ReviewFindSimilarResponseUnreadItem {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["review", "findings"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Review, Self::Findings];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11079,6 +11149,8 @@ pub mod mcp {
     impl ReviewFindingsResponseFindingsItemProvider {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["git"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Git];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11092,6 +11164,12 @@ pub mod mcp {
             "code-review",
             "security",
             "adversarial",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::CodeReview,
+            Self::Security,
+            Self::Adversarial,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -11109,6 +11187,13 @@ pub mod mcp {
             "HIGH",
             "MEDIUM",
             "LOW",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Critical,
+            Self::High,
+            Self::Medium,
+            Self::Low,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -11135,6 +11220,20 @@ pub mod mcp {
             "known-exception",
             "incident-prevention",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::SpecificationGap,
+            Self::ArchitectureRule,
+            Self::SecurityRule,
+            Self::PerformanceRule,
+            Self::ReliabilityRule,
+            Self::CodingConvention,
+            Self::TestingRule,
+            Self::DomainRule,
+            Self::RejectedApproach,
+            Self::KnownException,
+            Self::IncidentPrevention,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11152,27 +11251,11 @@ pub mod mcp {
             }
         }
     }
-    impl ReviewGetDecisionsInputKind {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "thread-resolution",
-            "changes-requested",
-            "approved",
-            "finding",
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::ThreadResolution => "thread-resolution",
-                Self::ChangesRequested => "changes-requested",
-                Self::Approved => "approved",
-                Self::Finding => "finding",
-            }
-        }
-    }
     impl ReviewGetDecisionsResponseUnreadItem {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["review", "findings"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Review, Self::Findings];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11187,6 +11270,12 @@ pub mod mcp {
             "resolved",
             "outdated",
             "dismissed",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Resolved,
+            Self::Outdated,
+            Self::Dismissed,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -11205,6 +11294,13 @@ pub mod mcp {
             "outdated",
             "dismissed",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Open,
+            Self::Resolved,
+            Self::Outdated,
+            Self::Dismissed,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11218,6 +11314,8 @@ pub mod mcp {
     impl ReviewSearchResponseRecordsItemExcerptChannel {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["title", "body", "comment"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Title, Self::Body, Self::Comment];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11233,6 +11331,12 @@ pub mod mcp {
             "pull-request",
             "review-submission",
             "review-thread",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::PullRequest,
+            Self::ReviewSubmission,
+            Self::ReviewThread,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -11250,6 +11354,13 @@ pub mod mcp {
             "resolved",
             "outdated",
             "dismissed",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Open,
+            Self::Resolved,
+            Self::Outdated,
+            Self::Dismissed,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -11269,6 +11380,13 @@ pub mod mcp {
             "confidential",
             "restricted",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Public,
+            Self::Internal,
+            Self::Confidential,
+            Self::Restricted,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11282,6 +11400,8 @@ pub mod mcp {
     impl SimilarFoundByItem {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["dense", "lexical", "substring"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Dense, Self::Lexical, Self::Substring];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11294,6 +11414,8 @@ pub mod mcp {
     impl SimilarKind {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["review-thread", "finding"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::ReviewThread, Self::Finding];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11309,6 +11431,13 @@ pub mod mcp {
             "resolved",
             "outdated",
             "dismissed",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Open,
+            Self::Resolved,
+            Self::Outdated,
+            Self::Dismissed,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -11330,6 +11459,15 @@ pub mod mcp {
             "reported-outdated",
             "reported-wrong",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Expired,
+            Self::NotYetValid,
+            Self::AnchorChanged,
+            Self::AnchorGone,
+            Self::ReportedOutdated,
+            Self::ReportedWrong,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11345,6 +11483,8 @@ pub mod mcp {
     impl Status {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["approved", "draft", "proposed"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Approved, Self::Draft, Self::Proposed];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11357,6 +11497,8 @@ pub mod mcp {
     impl SystemCapabilitiesResponseCapabilitiesKnowledgeSearch {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["hybrid", "substring"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Hybrid, Self::Substring];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11368,6 +11510,8 @@ pub mod mcp {
     impl SystemCapabilitiesResponseCapabilitiesReviewIngestionScope {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["public-allowlisted"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::PublicAllowlisted];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11383,6 +11527,13 @@ pub mod mcp {
             "reviewed",
             "authoritative",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Unverified,
+            Self::Inferred,
+            Self::Reviewed,
+            Self::Authoritative,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -11396,6 +11547,8 @@ pub mod mcp {
     impl UntrustedClassification {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["untrusted-knowledge"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::UntrustedKnowledge];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14438,6 +14591,20 @@ pub mod migration {
             "rejected-approach",
             "known-exception",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Architecture,
+            Self::Decision,
+            Self::Domain,
+            Self::Operations,
+            Self::Security,
+            Self::Testing,
+            Self::Api,
+            Self::Incident,
+            Self::Convention,
+            Self::RejectedApproach,
+            Self::KnownException,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14458,6 +14625,8 @@ pub mod migration {
     impl MigrationApiVersion {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["theurian.dev/v1"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::TheurianDevV1];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14468,6 +14637,8 @@ pub mod migration {
     impl OpAddAliasOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["addAlias"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::AddAlias];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14478,6 +14649,8 @@ pub mod migration {
     impl OpAddEvidenceOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["addEvidence"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::AddEvidence];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14488,6 +14661,8 @@ pub mod migration {
     impl OpAddRelationOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["addRelation"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::AddRelation];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14498,6 +14673,8 @@ pub mod migration {
     impl OpChangeOwnerOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["changeOwner"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::ChangeOwner];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14508,6 +14685,8 @@ pub mod migration {
     impl OpChangeSensitivityOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["changeSensitivity"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::ChangeSensitivity];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14518,6 +14697,8 @@ pub mod migration {
     impl OpCreateItemOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["createItem"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::CreateItem];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14528,6 +14709,8 @@ pub mod migration {
     impl OpDeprecateItemOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["deprecateItem"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::DeprecateItem];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14538,6 +14721,8 @@ pub mod migration {
     impl OpRegisterSpecificationOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["registerSpecification"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::RegisterSpecification];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14553,6 +14738,13 @@ pub mod migration {
             "superseded",
             "retired",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Draft,
+            Self::Active,
+            Self::Superseded,
+            Self::Retired,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14566,6 +14758,8 @@ pub mod migration {
     impl OpRemoveAliasOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["removeAlias"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::RemoveAlias];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14576,6 +14770,8 @@ pub mod migration {
     impl OpRemoveEvidenceOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["removeEvidence"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::RemoveEvidence];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14586,6 +14782,8 @@ pub mod migration {
     impl OpRemoveRelationOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["removeRelation"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::RemoveRelation];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14596,6 +14794,8 @@ pub mod migration {
     impl OpRestoreItemOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["restoreItem"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::RestoreItem];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14606,6 +14806,8 @@ pub mod migration {
     impl OpSupersedeSpecificationOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["supersedeSpecification"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::SupersedeSpecification];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14616,6 +14818,8 @@ pub mod migration {
     impl OpUpsertRevisionOp {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["upsertRevision"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::UpsertRevision];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14640,6 +14844,23 @@ pub mod migration {
             "evidenced_by",
             "rejects",
             "exception_to",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Implements,
+            Self::ImplementedBy,
+            Self::Supersedes,
+            Self::SupersededBy,
+            Self::DependsOn,
+            Self::ConstrainedBy,
+            Self::VerifiedBy,
+            Self::ReviewedBy,
+            Self::Contradicts,
+            Self::RelatedTo,
+            Self::DerivedFrom,
+            Self::EvidencedBy,
+            Self::Rejects,
+            Self::ExceptionTo,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -14669,6 +14890,13 @@ pub mod migration {
             "confidential",
             "restricted",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Public,
+            Self::Internal,
+            Self::Confidential,
+            Self::Restricted,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14689,6 +14917,15 @@ pub mod migration {
             "superseded",
             "rejected",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Draft,
+            Self::Proposed,
+            Self::Approved,
+            Self::Deprecated,
+            Self::Superseded,
+            Self::Rejected,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -14708,6 +14945,13 @@ pub mod migration {
             "inferred",
             "reviewed",
             "authoritative",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Unverified,
+            Self::Inferred,
+            Self::Reviewed,
+            Self::Authoritative,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -15679,6 +15923,8 @@ pub mod config {
     impl ProjectConfigApiVersion {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["theurian.dev/v1"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::TheurianDevV1];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -15689,6 +15935,8 @@ pub mod config {
     impl ProjectConfigProvidersReviewAdapter {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["github", "none"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Github, Self::None];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -15700,6 +15948,8 @@ pub mod config {
     impl ProjectConfigProvidersVectorStoreAdapter {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["sqlite-vec", "brute-force"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::SqliteVec, Self::BruteForce];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -15718,6 +15968,15 @@ pub mod config {
             "superseded",
             "rejected",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Draft,
+            Self::Proposed,
+            Self::Approved,
+            Self::Deprecated,
+            Self::Superseded,
+            Self::Rejected,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -15733,6 +15992,8 @@ pub mod config {
     impl ProjectConfigSecuritySecretScan {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["block", "warn", "off"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Block, Self::Warn, Self::Off];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -15745,6 +16006,8 @@ pub mod config {
     impl Requirement {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["required", "optional", "none"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Required, Self::Optional, Self::None];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -16094,6 +16357,14 @@ pub mod protocol {
             "protocol-mismatch",
             "invalid-declaration",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Compatible,
+            Self::CoreTooOld,
+            Self::CoreTooNew,
+            Self::ProtocolMismatch,
+            Self::InvalidDeclaration,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -16108,6 +16379,8 @@ pub mod protocol {
     impl ProtocolVersion {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["theurian/v1"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::TheurianV1];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -17747,6 +18020,20 @@ pub mod evidence {
             "known-exception",
             "incident-prevention",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::SpecificationGap,
+            Self::ArchitectureRule,
+            Self::SecurityRule,
+            Self::PerformanceRule,
+            Self::ReliabilityRule,
+            Self::CodingConvention,
+            Self::TestingRule,
+            Self::DomainRule,
+            Self::RejectedApproach,
+            Self::KnownException,
+            Self::IncidentPrevention,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -17771,6 +18058,12 @@ pub mod evidence {
             "review-submission",
             "review-thread",
         ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::PullRequest,
+            Self::ReviewSubmission,
+            Self::ReviewThread,
+        ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
             match self {
@@ -17786,6 +18079,12 @@ pub mod evidence {
             "resolved",
             "outdated",
             "dismissed",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Resolved,
+            Self::Outdated,
+            Self::Dismissed,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {
@@ -17803,6 +18102,13 @@ pub mod evidence {
             "resolved",
             "outdated",
             "dismissed",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Open,
+            Self::Resolved,
+            Self::Outdated,
+            Self::Dismissed,
         ];
         /// This value's wire spelling, borrowed for as long as the program runs.
         pub const fn as_str(&self) -> &'static str {

@@ -288,10 +288,42 @@ fn rewrite(node: Value, side: Side, detail: Detail) -> Value {
                 };
                 out.insert("description".into(), Value::from(text));
             }
-            single_types(&mut out, side == Side::Input && detail == Detail::Brief);
+            let brief_input = side == Side::Input && detail == Detail::Brief;
+            single_types(&mut out, brief_input);
+            if brief_input {
+                drop_null_branch(&mut out);
+            }
             Value::Object(out)
         }
         other => other,
+    }
+}
+
+/// In the brief form of an input, a `oneOf` or `anyOf` of one schema and `null` (a nullable
+/// reference to a shared definition) becomes that schema, as a `type` list loses its `null`:
+/// the node's own keys stay, and the branch's join them unless the node states them already.
+fn drop_null_branch(node: &mut Map<String, Value>) {
+    for keyword in ["oneOf", "anyOf"] {
+        let Some(Value::Array(branches)) = node.get(keyword) else {
+            continue;
+        };
+        let is_null = |b: &Value| *b == serde_json::json!({"type": "null"});
+        let [first, second] = branches.as_slice() else {
+            continue;
+        };
+        let kept = match (is_null(first), is_null(second)) {
+            (true, false) => second,
+            (false, true) => first,
+            _ => continue,
+        };
+        let Value::Object(kept) = kept.clone() else {
+            continue;
+        };
+        node.remove(keyword);
+        for (key, value) in kept {
+            node.entry(key).or_insert(value);
+        }
+        return;
     }
 }
 
@@ -395,6 +427,22 @@ mod tests {
             rewrite(schema, Side::Output, Detail::Full)["description"],
             "N.\n\nMore."
         );
+    }
+
+    #[test]
+    fn a_nullable_reference_in_a_brief_input_is_the_referenced_schema() {
+        let schema = json!({
+            "properties": {"k": {"oneOf": [{"$ref": "#/$defs/kind"}, {"type": "null"}], "description": "Only this."}},
+            "$defs": {"kind": {"enum": ["a", "b"], "description": "A kind."}}
+        });
+        assert_eq!(
+            brief_input(schema.clone())["properties"]["k"],
+            json!({"enum": ["a", "b"], "description": "Only this."})
+        );
+        let mut full = inline(&schema, &schema, 0, "t").expect("inline");
+        merge_all_of(&mut full, "t").expect("merge");
+        let full = rewrite(full, Side::Input, Detail::Full);
+        assert_eq!(full["properties"]["k"]["oneOf"][1], json!({"type": "null"}));
     }
 
     #[test]

@@ -162,6 +162,9 @@ fn enum_values(types: &TokenStream) -> Result<TokenStream, CodegenError> {
                 /// Every accepted spelling, in the order the schema lists them.
                 pub const VALUES: &'static [&'static str] = &[#(#values),*];
 
+                /// Every value, in the same order as [`Self::VALUES`].
+                pub const ALL: &'static [Self] = &[#(Self::#variants),*];
+
                 /// This value's wire spelling, borrowed for as long as the program runs.
                 pub const fn as_str(&self) -> &'static str {
                     match self {

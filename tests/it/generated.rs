@@ -144,19 +144,41 @@ fn a_string_enum_names_its_wire_spelling() {
         }
     }
     use theurian_protocol::mcp::{DecisionKind, SimilarKind};
-    check(
-        &[SimilarKind::ReviewThread, SimilarKind::Finding],
-        SimilarKind::VALUES,
-        SimilarKind::as_str,
+    assert_eq!(
+        SimilarKind::ALL,
+        [SimilarKind::ReviewThread, SimilarKind::Finding]
     );
-    check(
-        &[
+    check(SimilarKind::ALL, SimilarKind::VALUES, SimilarKind::as_str);
+    assert_eq!(
+        DecisionKind::ALL,
+        [
             DecisionKind::ThreadResolution,
             DecisionKind::ChangesRequested,
             DecisionKind::Approved,
             DecisionKind::Finding,
-        ],
+        ]
+    );
+    check(
+        DecisionKind::ALL,
         DecisionKind::VALUES,
         DecisionKind::as_str,
     );
+}
+
+#[test]
+fn the_decisions_filter_and_the_decisions_it_selects_are_one_type() {
+    // The input's `kind` refers to the response's `decisionKind`, so both are `DecisionKind`:
+    // this compiles only while the schemas say so.
+    use theurian_protocol::mcp::{Decision, DecisionKind, ReviewGetDecisionsInput};
+    fn filter_kind(input: &ReviewGetDecisionsInput) -> Option<DecisionKind> {
+        input.kind
+    }
+    fn decided_kind(decision: &Decision) -> DecisionKind {
+        decision.kind
+    }
+    let input: ReviewGetDecisionsInput =
+        serde_json::from_value(serde_json::json!({"projectId": "p", "kind": "approved"}))
+            .expect("a valid filter");
+    assert_eq!(filter_kind(&input), Some(DecisionKind::Approved));
+    let _ = decided_kind;
 }

@@ -5,8 +5,9 @@
 //! and 2,000 generated ones across 200 pull requests. recall@5 and MRR are measured with and
 //! without the file-path boost and must not fall below the floors measured when this was
 //! written. The stores: findings ranked beside threads, a store rebuilt behind the index's back
-//! named as unread and its records withheld, names redacted in decisions when the project asks,
-//! and a project with neither store refused with the command that builds one.
+//! named as unread and its records withheld (and so one whose rows cannot be read), names
+//! redacted in decisions when the project asks, and a project with neither store refused with
+//! the command that builds one.
 
 use crate::fixture::PROJECT;
 use crate::knowledge::{ok, refused};
@@ -293,7 +294,32 @@ async fn findings_rank_beside_threads_and_a_store_out_of_step_is_named_not_serve
     let back = ok(&call(wait).await, ToolId::ReviewFindSimilar);
     assert_eq!(back["unread"], json!([]));
     assert_eq!(back["similar"][0]["kind"], "finding");
+
+    // A findings store that opens as current but whose rows cannot be read: the index rebuilt
+    // from it records the store as not read, so it is named, not served as holding nothing.
+    unreadable_rows(&store).await;
+    repo.ok(&["--json", "review", "build"]);
+    let partial = ok(&call(wait).await, ToolId::ReviewFindSimilar);
+    assert_eq!(partial["unread"], json!(["findings"]), "{partial}");
+    assert!(partial["similar"]
+        .as_array()
+        .expect("similar")
+        .iter()
+        .all(|s| s["kind"] == "review-thread"));
     daemon.shutdown().await;
+}
+
+/// Renames the column holding each finding's text, leaving the store's stamp as it was.
+async fn unreadable_rows(store: &std::path::Path) {
+    use sqlx::Connection;
+    let mut db = sqlx::SqliteConnection::connect(&format!("sqlite://{}", store.display()))
+        .await
+        .expect("open store");
+    sqlx::query("ALTER TABLE findings RENAME COLUMN finding_text TO finding_words")
+        .execute(&mut db)
+        .await
+        .expect("rename");
+    db.close().await.expect("close");
 }
 
 /// Moves the findings store's build time, as a build by a binary that does not keep the

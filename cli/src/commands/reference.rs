@@ -37,14 +37,21 @@ pub fn markdown() -> String {
     out
 }
 
+/// The branches of a key's `anyOf` or `oneOf`, if it has either.
+fn branches(p: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    ["anyOf", "oneOf"]
+        .into_iter()
+        .filter_map(|k| p.get(k).and_then(|a| a.as_array()))
+        .flatten()
+}
+
 /// One key's type, as the schema states it.
 fn type_of(p: &serde_json::Value) -> String {
-    let branches: Vec<&str> = p
-        .get("anyOf")
-        .and_then(|a| a.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|b| b.get("type").and_then(|t| t.as_str()))
+    let branches: Vec<&str> = branches(p)
+        .filter_map(|b| match b.get("type").and_then(|t| t.as_str()) {
+            Some(t) => Some(t),
+            None => b.get("enum").map(|_| "enum"),
+        })
         .collect();
     match p.get("type").and_then(|t| t.as_str()) {
         Some(t) => t.to_owned(),
@@ -69,7 +76,10 @@ fn bounds_of(p: &serde_json::Value) -> String {
             out.push(label.replace("{}", &v.to_string()));
         }
     }
-    if let Some(e) = p.get("enum").and_then(|e| e.as_array()) {
+    let listed = p
+        .get("enum")
+        .or_else(|| branches(p).find_map(|b| b.get("enum")));
+    if let Some(e) = listed.and_then(|e| e.as_array()) {
         out.push(format!(
             "one of {}",
             e.iter()

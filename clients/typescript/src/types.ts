@@ -1823,7 +1823,7 @@ export type ReviewGetDecisionsInput = {
   /**
    * Only this kind.
    */
-  kind?: "thread-resolution" | "changes-requested" | "approved" | "finding" | null;
+  kind?: DecisionKind | null;
   /**
    * Page size.
    */
@@ -1857,11 +1857,16 @@ export type ReviewGetDecisionsResponse = {
   unread: Array<"review" | "findings">;
 };
 
+/**
+ * The rule that makes a review record a decision.
+ */
+export type DecisionKind = "thread-resolution" | "changes-requested" | "approved" | "finding";
+
 export type Decision = {
   /**
    * Which rule made it a decision (see the result's description).
    */
-  kind: "thread-resolution" | "changes-requested" | "approved" | "finding";
+  kind: DecisionKind;
   /**
    * The deciding text; past 2,000 characters, cut there and suffixed with `...`.
    */

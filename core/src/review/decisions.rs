@@ -20,7 +20,7 @@ use theurian_protocol::mcp::DecisionKind;
 /// One decision stated by a review record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
-    pub kind: &'static str,
+    pub kind: DecisionKind,
     /// UTC as [`in_utc`] spells it; empty when the record gives no time.
     pub decided_at: String,
     pub text: String,
@@ -50,7 +50,7 @@ pub fn of(doc: &Document) -> Option<Decision> {
                 })
                 .or(t.comments.last())?;
             Some(Decision {
-                kind: DecisionKind::ThreadResolution.as_str(),
+                kind: DecisionKind::ThreadResolution,
                 decided_at: resolved_at.unwrap_or_else(|| in_utc(resolving.created_at.as_str())),
                 text: resolving.body.clone(),
                 category: t
@@ -67,8 +67,8 @@ pub fn of(doc: &Document) -> Option<Decision> {
         }
         Record::Submission(s) => {
             let kind = match s.state.as_str() {
-                "CHANGES_REQUESTED" => DecisionKind::ChangesRequested.as_str(),
-                "APPROVED" => DecisionKind::Approved.as_str(),
+                "CHANGES_REQUESTED" => DecisionKind::ChangesRequested,
+                "APPROVED" => DecisionKind::Approved,
                 _ => return None,
             };
             if s.body.trim().is_empty() {
@@ -104,8 +104,8 @@ pub struct Filters<'a> {
     pub repository: Option<&'a str>,
     pub pull_request: Option<i64>,
     pub path_prefix: Option<&'a str>,
-    /// The kinds wanted (values of the response schema's decision `kind`).
-    pub kinds: Vec<&'a str>,
+    /// The kinds wanted.
+    pub kinds: Vec<DecisionKind>,
     /// Decisions after this (decided at, key) position in the order served.
     pub after: Option<(&'a str, &'a str)>,
     /// Rows read from each source: a page's limit plus one.
@@ -115,7 +115,7 @@ pub struct Filters<'a> {
 impl Filters<'_> {
     /// Whether findings can match: they name no repository, pull request or file.
     pub fn reaches_findings(&self) -> bool {
-        self.kinds.contains(&DecisionKind::Finding.as_str())
+        self.kinds.contains(&DecisionKind::Finding)
             && self.repository.is_none()
             && self.pull_request.is_none()
             && self.path_prefix.is_none()
@@ -128,7 +128,7 @@ pub struct Found {
     /// Its position after `decided_at` in the order served (`r:` + evidence file, or `f:` +
     /// commit and trailer position).
     pub key: String,
-    pub kind: String,
+    pub kind: DecisionKind,
     pub decided_at: String,
     pub text: String,
     pub category: Option<String>,
@@ -144,7 +144,18 @@ pub struct Found {
     pub source_uri: String,
 }
 
-fn list(kinds: &[&str]) -> String {
+/// A decision kind as a store row spells it: a spelling the schema does not list means the
+/// store was not written by this installation's build, and fails the read like any other bad
+/// column.
+pub fn stored_kind(spelled: &str) -> Result<DecisionKind, sqlx::Error> {
+    spelled
+        .parse()
+        .map_err(|e: theurian_protocol::mcp::error::ConversionError| {
+            sqlx::Error::Decode(e.to_string().into())
+        })
+}
+
+fn list(kinds: &[DecisionKind]) -> String {
     serde_json::to_string(kinds).unwrap_or_else(|_| "[]".to_owned())
 }
 
@@ -191,7 +202,7 @@ pub async fn from_reviews(
             let by: (Option<String>, Option<String>) = (r.try_get(6)?, r.try_get(7)?);
             Ok(Found {
                 key: r.try_get(0)?,
-                kind: r.try_get(1)?,
+                kind: stored_kind(r.try_get(1)?)?,
                 decided_at: r.try_get(2)?,
                 text: crate::knowledge::text::cut(r.try_get(3)?, MAX_TEXT_CHARS),
                 category: r.try_get(4)?,
@@ -235,7 +246,7 @@ pub async fn from_findings(
         .map(|r| {
             Ok(Found {
                 key: r.try_get(0)?,
-                kind: DecisionKind::Finding.as_str().to_owned(),
+                kind: DecisionKind::Finding,
                 severity: r.try_get(1)?,
                 category: None,
                 reviewer: r.try_get(2)?,

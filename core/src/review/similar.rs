@@ -119,7 +119,10 @@ async fn finding_documents(path: &Path) -> (Vec<ItemView>, Option<String>) {
 }
 
 /// The documents `rows` reads from a store that opened as current (each row made one by
-/// `to_document`), with the build time `built_at` reads; nothing when the store is not current.
+/// `to_document`), with the build time `built_at` reads. A store that is not current, or whose
+/// rows cannot all be read, gives nothing and no build time: the index then records it as not
+/// read, and `review.findSimilar` names it in `unread`, rather than serving a partial store as
+/// if it were whole.
 async fn documents(
     opened: Result<sqlx::SqliteConnection, crate::store::swap::Unavailable>,
     built_at: &'static str,
@@ -129,13 +132,13 @@ async fn documents(
     let Some((mut conn, built_at)) = stamped(opened, built_at).await else {
         return (Vec::new(), None);
     };
-    let rows = sqlx::query(rows).fetch_all(&mut conn).await;
-    let docs = rows
-        .unwrap_or_default()
-        .iter()
-        .filter_map(to_document)
-        .collect();
-    (docs, Some(built_at))
+    let Ok(rows) = sqlx::query(rows).fetch_all(&mut conn).await else {
+        return (Vec::new(), None);
+    };
+    match rows.iter().map(to_document).collect::<Option<Vec<_>>>() {
+        Some(docs) => (docs, Some(built_at)),
+        None => (Vec::new(), None),
+    }
 }
 
 const REVIEW_BUILT_AT: &str = "SELECT built_at FROM review_search_metadata WHERE id = 1";
@@ -548,7 +551,7 @@ async fn thread_rows(
             let decision = match kind {
                 Some(kind) => Some(Found {
                     key: format!("r:{rel}"),
-                    kind,
+                    kind: super::decisions::stored_kind(&kind)?,
                     decided_at: r.try_get(8)?,
                     text: crate::knowledge::text::cut(
                         r.try_get(9)?,
@@ -602,7 +605,7 @@ async fn finding(
         let pull_request: Option<i64> = r.try_get(5)?;
         let decision = Found {
             key: format!("f:{key}"),
-            kind: DecisionKind::Finding.as_str().to_owned(),
+            kind: DecisionKind::Finding,
             decided_at: r.try_get(2)?,
             text: crate::knowledge::text::cut(r.try_get(3)?, super::decisions::MAX_TEXT_CHARS),
             category: None,

@@ -298,7 +298,7 @@ async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
                 let d = p.decision.as_ref()?;
                 let by = d.decided_by.as_ref();
                 Some(vec![
-                    p.rel.as_str().into(), d.kind.into(), d.decided_at.as_str().into(), d.text.as_str().into(), d.category.clone().into(),
+                    p.rel.as_str().into(), d.kind.as_str().into(), d.decided_at.as_str().into(), d.text.as_str().into(), d.category.clone().into(),
                     d.commit_sha.clone().into(), by.map(|b| b.0.clone()).into(), by.map(|b| b.1.clone()).into(),
                 ])
             })

@@ -34,12 +34,10 @@ pub(crate) async fn answer(
     let repository = text(input.repository.as_ref().map(|v| v.as_str()), "repository")?;
     let path_prefix = text(input.path_prefix.as_ref().map(|v| v.as_str()), "pathPrefix")?;
     let after = position(input.cursor.as_ref().map(|c| c.as_str()))?;
-    let kind = input.kind.as_ref().map(|k| k.to_string());
-    let kinds: Vec<&str> = DecisionKind::VALUES
-        .iter()
-        .copied()
-        .filter(|k| kind.as_deref().is_none_or(|want| want == *k))
-        .collect();
+    let kinds: Vec<DecisionKind> = match input.kind {
+        Some(one) => vec![one],
+        None => DecisionKind::ALL.to_vec(),
+    };
     let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
     let filters = Filters {
         repository,
@@ -148,7 +146,7 @@ pub(crate) fn decision(f: Found, redact: bool) -> Result<(String, String, Decisi
         })
         .transpose()?;
     let served = Decision {
-        kind: f.kind.parse().map_err(bad)?,
+        kind: f.kind,
         text: f.text,
         decided_at: (!f.decided_at.is_empty()).then(|| f.decided_at.clone()),
         decided_by,
