@@ -249,6 +249,9 @@ def docs_main(a):
             r = None if a.ours_only else known_item(ref_url, ref_token, name, asked)
             relevance.append((words, len(asked), r, o))
     rss = (rss_mib(ref_pid) if ref_pid else float("nan"), rss_mib(ours_pid))
+    # Anonymous memory is what the daemon holds itself; file-backed is the mapped index and
+    # passage files, which the kernel may drop and read again.
+    ours_split = (rss_mib(ours_pid, "RssAnon"), rss_mib(ours_pid, "RssFile"))
     sh([a.ours, "daemon", "stop"], env=env)
     if not a.ours_only:
         sh(["bash", os.path.join(PEER, "stop-reference.sh"), "17419"])
@@ -271,7 +274,8 @@ def docs_main(a):
         r = r or (float("nan"),) * 3
         print(f"known item, {words}-word queries ({n}): recall@1 / recall@10 / MRR reference {r[0]:.3f} / {r[1]:.3f} / {r[2]:.3f}, "
               f"ours {o[0]:.3f} / {o[1]:.3f} / {o[2]:.3f}")
-    print(f"resident memory after the run: reference {rss[0]:.1f} MiB, ours {rss[1]:.1f} MiB")
+    print(f"resident memory after the run: reference {rss[0]:.1f} MiB, ours {rss[1]:.1f} MiB "
+          f"(anonymous {ours_split[0]:.1f}, file-backed {ours_split[1]:.1f})")
     shutil.rmtree(work, ignore_errors=True)
 
 
