@@ -47,6 +47,31 @@ pub struct OpenIndex {
     norms: std::sync::OnceLock<[Vec<f64>; 2]>,
     /// Substring postings already read, for the next query that holds the same term.
     pub terms: super::terms::TermCache,
+    /// Each passage's gate group: a run of consecutive passages with the same item id,
+    /// revision and served digest (an item's passages, in a well-formed table). The gate judges
+    /// a group once per search, where reading every candidate's labels from the mapped table
+    /// was a cache miss or two per passage and the largest cost after ranking itself.
+    gate_group: Vec<u32>,
+    /// Each gate group's first passage.
+    group_first: Vec<u32>,
+}
+
+/// Every passage's gate group, and each group's first passage: a new group starts wherever a
+/// passage's item id, revision or served digest differs from the one before, so members of a
+/// group carry identical labels whatever the table holds.
+fn gate_groups(passages: &PassageTable) -> (Vec<u32>, Vec<u32>) {
+    let mut group = Vec::with_capacity(passages.len());
+    let mut first: Vec<u32> = Vec::new();
+    let mut previous = None;
+    for (seq, passage) in passages.iter().enumerate() {
+        let labels = passage.gate_labels();
+        if previous != Some(labels) {
+            first.push(seq as u32);
+            previous = Some(labels);
+        }
+        group.push(first.len().saturating_sub(1) as u32);
+    }
+    (group, first)
 }
 
 impl std::fmt::Debug for OpenIndex {
@@ -166,6 +191,7 @@ impl OpenIndex {
             chunk_order[*seq as usize] = place as u32;
         }
         let terms = super::terms::TermCache::for_rows(passages.len());
+        let (gate_group, group_first) = gate_groups(&passages);
         Ok(OpenIndex {
             info,
             reader,
@@ -184,7 +210,17 @@ impl OpenIndex {
             by_chunk_id,
             norms: std::sync::OnceLock::new(),
             terms,
+            gate_group,
+            group_first,
         })
+    }
+
+    /// Passage `seq`'s gate group and that group's first passage (whose labels are every
+    /// member's); None past the end of the table.
+    pub fn gate_group(&self, seq: usize) -> Option<(u32, usize)> {
+        let group = *self.gate_group.get(seq)?;
+        let first = *self.group_first.get(group as usize)?;
+        Some((group, first as usize))
     }
 
     /// Passages `a` and `b` in chunk-id order (the tie-break of every ranking).
@@ -400,9 +436,46 @@ fn replace_siblings<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::replace_siblings;
+    use super::{gate_groups, replace_siblings};
+    use crate::index::passages::{NewPassage, PassageTable, TableWriter};
     use std::collections::HashMap;
     use std::path::{Path, PathBuf};
+
+    #[test]
+    fn a_gate_group_is_a_run_of_passages_with_the_same_labels() {
+        let passage = |item, revision, sha| NewPassage {
+            chunk_id: "c",
+            item_id: item,
+            revision_id: revision,
+            served_sha: sha,
+            status: "approved",
+            sensitivity: "internal",
+            heading: "",
+            text: "t",
+        };
+        let mut w = TableWriter::default();
+        for labels in [
+            ("a", "r1", "s1"),
+            ("a", "r1", "s1"),
+            ("b", "r2", "s2"),
+            // A passage of `b` whose digest differs (a damaged table) is judged on its own.
+            ("b", "r2", "sX"),
+            ("b", "r2", "s2"),
+            ("a", "r1", "s1"),
+        ] {
+            w.push(passage(labels.0, labels.1, labels.2));
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        w.write(dir.path()).expect("write");
+        let table = PassageTable::open(dir.path()).expect("open");
+        let (group, first) = gate_groups(&table);
+        assert_eq!(group, [0, 0, 1, 2, 3, 4]);
+        assert_eq!(first, [0, 2, 3, 4, 5]);
+        for (seq, g) in group.iter().enumerate() {
+            let leader = table.get(first[*g as usize] as usize).gate_labels();
+            assert_eq!(table.get(seq).gate_labels(), leader);
+        }
+    }
 
     #[test]
     fn a_newer_build_replaces_its_siblings_but_not_other_projects() {

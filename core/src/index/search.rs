@@ -319,32 +319,34 @@ fn scan(idx: &OpenIndex, req: &Request<'_>, terms: &[String]) -> Result<Vec<usiz
     Ok(scored.into_iter().map(|(_, s)| s).collect())
 }
 
-/// The canonical gate, memoised per item for one request.
+/// The canonical gate, memoised per gate group (an item's passages) for one request.
 struct Gate<'a> {
     pool: &'a SqlitePool,
     idx: &'a OpenIndex,
     req: &'a Request<'a>,
-    /// Item id (as the passage table stores it) → its row when visible to this request, None
-    /// when not.
-    items: FxHashMap<&'a [u8], Option<Arc<GateRow>>>,
+    /// Gate group ([`OpenIndex::gate_group`]) → its item's row when the group's passages clear
+    /// the gate (the item is visible to this request, and its current revision and served
+    /// digest are the ones indexed), None when they do not.
+    groups: FxHashMap<u32, Option<Arc<GateRow>>>,
 }
 
 impl<'a> Gate<'a> {
     async fn admit(&mut self, seqs: &[usize]) -> Result<Vec<usize>, SearchError> {
         let idx = self.idx;
-        let labels: Vec<_> = seqs.iter().map(|s| idx.passage(*s).gate_labels()).collect();
-        let mut ids: Vec<&'a [u8]> = Vec::new();
-        let mut listed: FxHashSet<&'a [u8]> = FxHashSet::default();
-        for (id, _, _) in &labels {
-            if !self.items.contains_key(id) && listed.insert(id) {
-                ids.push(id);
+        let groups: Vec<Option<(u32, usize)>> = seqs.iter().map(|s| idx.gate_group(*s)).collect();
+        // Each group not yet judged, with the labels its members share.
+        let mut fresh: Vec<(u32, (&'a [u8], &'a [u8], &'a [u8]))> = Vec::new();
+        let mut listed: FxHashSet<u32> = FxHashSet::default();
+        for (group, first) in groups.iter().flatten() {
+            if !self.groups.contains_key(group) && listed.insert(*group) {
+                fresh.push((*group, idx.passage(*first).gate_labels()));
             }
         }
-        if !ids.is_empty() {
+        if !fresh.is_empty() {
             // An id that is not UTF-8 (a damaged table) asks for the empty id, which no row has.
-            let names: Vec<&str> = ids
+            let names: Vec<&str> = fresh
                 .iter()
-                .map(|id| std::str::from_utf8(id).unwrap_or_default())
+                .map(|(_, (id, _, _))| std::str::from_utf8(id).unwrap_or_default())
                 .collect();
             let rows = self
                 .req
@@ -352,28 +354,30 @@ impl<'a> Gate<'a> {
                 .gate_rows(self.pool, self.req.database, self.req.project, &names)
                 .await
                 .map_err(SearchError::Canonical)?;
-            for (id, row) in ids.into_iter().zip(rows) {
+            for ((group, (_, revision, sha)), row) in fresh.into_iter().zip(rows) {
                 let row = row.filter(|r| {
                     self.req.statuses.contains(&r.view.status.as_str())
                         && self.req.visible.contains(&r.view.sensitivity.as_str())
+                        && r.view.revision_id.as_bytes() == revision
+                        && r.served_sha.as_bytes() == sha
                 });
-                self.items.insert(id, row);
+                self.groups.insert(group, row);
             }
         }
         Ok(seqs
             .iter()
-            .zip(&labels)
-            .filter(|(_, (id, revision, sha))| {
-                matches!(self.items.get(id), Some(Some(r)) if r.view.revision_id.as_bytes() == *revision && r.served_sha.as_bytes() == *sha)
+            .zip(&groups)
+            .filter(|(_, group)| {
+                group.is_some_and(|(g, _)| matches!(self.groups.get(&g), Some(Some(_))))
             })
             .map(|(seq, _)| *seq)
             .collect())
     }
 
-    /// The row behind passage `seq`, when it cleared the gate's item check.
+    /// The row behind passage `seq`, when it cleared the gate.
     fn row(&self, seq: usize) -> Option<&Arc<GateRow>> {
-        let (id, _, _) = self.idx.passage(seq).gate_labels();
-        self.items.get(id).and_then(Option::as_ref)
+        let (group, _) = self.idx.gate_group(seq)?;
+        self.groups.get(&group).and_then(Option::as_ref)
     }
 
     fn valid(&self, seq: usize) -> bool {
@@ -531,7 +535,7 @@ pub async fn ranked<'i>(
         pool,
         idx,
         req,
-        items: FxHashMap::default(),
+        groups: FxHashMap::default(),
     };
     // (retriever, its visible ranking)
     let mut rankings: Vec<(usize, Vec<usize>)> = Vec::new();
