@@ -120,7 +120,12 @@ impl<'a> Passage<'a> {
 
     /// The passage text; bytes that are not UTF-8 (a damaged file) read as U+FFFD.
     pub fn text(&self) -> Cow<'a, str> {
-        String::from_utf8_lossy(self.text)
+        // The strict check reads ASCII a word at a time; the lossy one, byte by byte, is only
+        // needed when the text is damaged.
+        match std::str::from_utf8(self.text) {
+            Ok(valid) => Cow::Borrowed(valid),
+            Err(_) => String::from_utf8_lossy(self.text),
+        }
     }
 }
 

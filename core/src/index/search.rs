@@ -672,8 +672,13 @@ pub fn fuse(idx: &OpenIndex, rankings: &[(usize, Vec<usize>)]) -> Vec<(usize, f6
         .map(|(s, (score, by))| (s, score, by))
         .collect();
     ordered.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| idx.chunk_cmp(a.0, b.0)));
-    let mut seen_items: FxHashSet<&str> = FxHashSet::default();
-    ordered.retain(|(seq, _, _)| seen_items.insert(idx.passage(*seq).item_id()));
+    // The item id is read from the passage leading each one's gate group, which the gate has
+    // read already: the same id as the passage's own, without touching every passage again.
+    let mut seen_items: FxHashSet<&[u8]> = FxHashSet::default();
+    ordered.retain(|(seq, _, _)| {
+        let leader = idx.gate_group(*seq).map_or(*seq, |(_, first)| first);
+        seen_items.insert(idx.passage(leader).gate_labels().0)
+    });
     ordered
 }
 
