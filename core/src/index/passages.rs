@@ -82,7 +82,7 @@ impl<'a> Passage<'a> {
     /// The item id, the revision id and the served text's digest as stored: what the gate
     /// compares with the state's rows on every candidate, where checking each as UTF-8 first
     /// was a visible share of a search. Bytes that are not UTF-8 equal no row's id.
-    pub fn gate_labels(&self) -> (&'a [u8], &'a [u8], &'a [u8]) {
+    pub fn gate_labels(&self) -> GateLabels<'a> {
         (
             self.label_bytes(1),
             self.label_bytes(2),
@@ -128,6 +128,9 @@ impl<'a> Passage<'a> {
         }
     }
 }
+
+/// A passage's item id, revision id and served digest, as stored ([`Passage::gate_labels`]).
+pub type GateLabels<'a> = (&'a [u8], &'a [u8], &'a [u8]);
 
 /// A passage as the build writes it.
 #[derive(Debug, Clone, Copy)]

@@ -335,7 +335,7 @@ impl<'a> Gate<'a> {
         let idx = self.idx;
         let groups: Vec<Option<(u32, usize)>> = seqs.iter().map(|s| idx.gate_group(*s)).collect();
         // Each group not yet judged, with the labels its members share.
-        let mut fresh: Vec<(u32, (&'a [u8], &'a [u8], &'a [u8]))> = Vec::new();
+        let mut fresh: Vec<(u32, super::passages::GateLabels<'a>)> = Vec::new();
         let mut listed: FxHashSet<u32> = FxHashSet::default();
         for (group, first) in groups.iter().flatten() {
             if !self.groups.contains_key(group) && listed.insert(*group) {
