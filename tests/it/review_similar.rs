@@ -311,27 +311,32 @@ async fn findings_rank_beside_threads_and_a_store_out_of_step_is_named_not_serve
 
 /// Renames the column holding each finding's text, leaving the store's stamp as it was.
 async fn unreadable_rows(store: &std::path::Path) {
-    use sqlx::Connection;
-    let mut db = sqlx::SqliteConnection::connect(&format!("sqlite://{}", store.display()))
-        .await
-        .expect("open store");
-    sqlx::query("ALTER TABLE findings RENAME COLUMN finding_text TO finding_words")
-        .execute(&mut db)
-        .await
-        .expect("rename");
-    db.close().await.expect("close");
+    alter(
+        store,
+        "ALTER TABLE findings RENAME COLUMN finding_text TO finding_words",
+    )
+    .await;
 }
 
 /// Moves the findings store's build time, as a build by a binary that does not keep the
 /// similarity index would.
 async fn restamp(store: &std::path::Path) {
+    alter(
+        store,
+        "UPDATE findings_metadata SET built_at = '2030-01-01T00:00:00.000000+00:00'",
+    )
+    .await;
+}
+
+/// Runs `statement` on the findings store, from outside Theurian.
+async fn alter(store: &std::path::Path, statement: &'static str) {
     use sqlx::Connection;
     let mut db = sqlx::SqliteConnection::connect(&format!("sqlite://{}", store.display()))
         .await
         .expect("open store");
-    sqlx::query("UPDATE findings_metadata SET built_at = '2030-01-01T00:00:00.000000+00:00'")
+    sqlx::query(statement)
         .execute(&mut db)
         .await
-        .expect("restamp");
+        .expect("alter the store");
     db.close().await.expect("close");
 }
