@@ -5,7 +5,7 @@
 
 use super::chunk::{chunk, served_text};
 use super::embed::{Embedder, DIMENSION, MODEL};
-use super::fields::{register, schema};
+use super::fields::{register, runs_schema, schema, RUNS_DIR};
 use super::pointer::{self, BuildInfo, IndexPointer, FORMAT_VERSION};
 use crate::datadir::DataDir;
 use crate::fsutil::write_atomic;
@@ -92,6 +92,7 @@ struct Fed {
 fn feed(
     writer: &mut IndexWriter,
     f: super::fields::Fields,
+    runs: (&IndexWriter, super::fields::RunFields),
     items: &[read::ItemView],
     project_id: &str,
     options: &BuildOptions<'_>,
@@ -147,6 +148,12 @@ fn feed(
             });
             // Both the word and the substring retrievers read the heading with the text.
             let searched = format!("{}\n{}", c.heading, c.text);
+            runs.0
+                .add_document(doc!(
+                    runs.1.runs => searched.clone(),
+                    runs.1.seq => fed.passages,
+                ))
+                .map_err(index_error)?;
             writer
                 .add_document(doc!(
                     f.chunk_id => chunk_id,
@@ -156,8 +163,7 @@ fn feed(
                     f.status => item.status.as_str(),
                     f.sensitivity => item.sensitivity.as_str(),
                     f.kind => item.kind.as_str(),
-                    f.words => searched.clone(),
-                    f.runs => searched,
+                    f.words => searched,
                     f.seq => fed.passages,
                 ))
                 .map_err(index_error)?;
@@ -165,6 +171,26 @@ fn feed(
         }
     }
     Ok(fed)
+}
+
+/// Merges a committed index's segments into one, in `seq` order, when its indexing thread's
+/// memory budget filled and it wrote more than one. One segment: ranking keeps one cut for the
+/// whole build instead of starting over per segment, and a build is written once and only
+/// read after. In `seq` order: the word and run indexes then hold every passage at the same
+/// document number, which the substring retriever relies on (and opening checks).
+fn one_segment(index: &Index, writer: &mut IndexWriter) -> Result<(), CoreError> {
+    let searcher = index.reader().map_err(index_error)?.searcher();
+    let mut by_first_seq = Vec::new();
+    for segment in searcher.segment_readers() {
+        let seq = segment.fast_fields().u64("seq").map_err(index_error)?;
+        by_first_seq.push((seq.first(0), segment.segment_id()));
+    }
+    if by_first_seq.len() > 1 {
+        by_first_seq.sort();
+        let ids: Vec<_> = by_first_seq.into_iter().map(|(_, id)| id).collect();
+        writer.merge(&ids).wait().map_err(index_error)?;
+    }
+    Ok(())
 }
 
 /// What a build records about itself beyond what it counts.
@@ -176,7 +202,8 @@ pub struct Stamp<'a> {
     pub sensitivities: &'a [&'a str],
 }
 
-/// Writes a complete build of `items` into `building`: the word and run fields in one segment,
+/// Writes a complete build of `items` into `building`: the word index and the run index, each
+/// one segment,
 /// the passage table, the run vocabulary, the embeddings unless `options.no_embeddings`,
 /// `build.json`, and the summary forest when asked. Returns the build's record and its forest
 /// node count. Publishing (the rename and the pointer) is the caller's.
@@ -194,8 +221,17 @@ pub fn write_build(
     let mut writer: IndexWriter = index
         .writer_with_num_threads(1, INDEXING_MEMORY)
         .map_err(index_error)?;
-    // The embeddings are computed on another thread while this one feeds the index (a
-    // single indexing thread, so the build is one segment in `seq` order with no merge).
+    let runs_dir = building.join(RUNS_DIR);
+    std::fs::create_dir_all(&runs_dir).map_err(|e| CoreError::io("create", &runs_dir, &e))?;
+    let (runs_schema, runs_fields) = runs_schema();
+    let runs_index = Index::create_in_dir(&runs_dir, runs_schema).map_err(index_error)?;
+    register(&runs_index);
+    let mut runs_writer: IndexWriter = runs_index
+        .writer_with_num_threads(1, INDEXING_MEMORY)
+        .map_err(index_error)?;
+    // The embeddings are computed on another thread while this one feeds both indexes, each
+    // with a single indexing thread of its own (so each is one segment in `seq` order with no
+    // merge, and their document numbers agree).
     std::thread::scope(|scope| {
         let (to_embedder, embedding) = if options.no_embeddings {
             (None, None)
@@ -211,6 +247,7 @@ pub fn write_build(
         let fed = feed(
             &mut writer,
             f,
+            (&runs_writer, runs_fields),
             items,
             project_id,
             options,
@@ -221,16 +258,20 @@ pub fn write_build(
         // The passage table is complete: it is written while the index commits.
         let table_path = building.join(super::passages::PASSAGES_FILE);
         let table_written = scope.spawn(move || table.write(building));
+        // The run index commits, and its vocabulary is written, while the word index commits.
+        let runs_written = scope.spawn(move || -> Result<(), CoreError> {
+            runs_writer.commit().map_err(index_error)?;
+            one_segment(&runs_index, &mut runs_writer)?;
+            runs_writer.wait_merging_threads().map_err(index_error)?;
+            super::runs::write_vocabulary(&runs_index, runs_fields.runs, building)
+                .map_err(index_error)
+        });
         writer.commit().map_err(index_error)?;
-        // One segment: a top-k search keeps one pruning threshold for the whole build instead
-        // of starting over in each segment, and a build is written once and only read after.
-        // One indexing thread writes one segment unless its memory budget fills.
-        let segments = index.searchable_segment_ids().map_err(index_error)?;
-        if segments.len() > 1 {
-            writer.merge(&segments).wait().map_err(index_error)?;
-        }
+        one_segment(&index, &mut writer)?;
         writer.wait_merging_threads().map_err(index_error)?;
-        super::runs::write_vocabulary(&index, f.runs, building).map_err(index_error)?;
+        runs_written
+            .join()
+            .map_err(|_| index_error("the run index could not be written"))??;
         if let Some(worker) = embedding {
             worker.join().map_err(|_| embedder_gone())??;
         }

@@ -31,8 +31,39 @@ pub struct Fields {
     /// by substring through `runs`.
     pub trigrams: Field,
     pub seq: Field,
-    /// Each passage's whitespace runs, case-folded ([`super::runs`]): the substring retriever.
+}
+
+/// The directory, inside a build, of the run index: each passage's whitespace runs,
+/// case-folded ([`super::runs`]), for the substring retriever. It is a second tantivy index,
+/// not a field of the first, so that a second indexing thread writes it while the first
+/// writes the words: on long documents the single indexing thread was the build's critical
+/// path, with a core to spare. Its documents are the passages in the same order (`seq`), so
+/// its document numbers are the word index's. It is written once and never purged: a
+/// withdrawal deletes rows in the word index, whose live rows both retrievers read.
+pub const RUNS_DIR: &str = "runs";
+
+/// The fields of the run index.
+#[derive(Debug, Clone, Copy)]
+pub struct RunFields {
     pub runs: Field,
+    /// The passage's `seq`, as in the word index: opening a build checks that both indexes
+    /// hold the passages at the same document numbers.
+    pub seq: Field,
+}
+
+/// The run index's schema and its fields.
+pub fn runs_schema() -> (Schema, RunFields) {
+    let mut b = Schema::builder();
+    let runs = b.add_text_field(
+        "runs",
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(super::runs::RUNS)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        ),
+    );
+    let seq = b.add_u64_field("seq", FAST);
+    (b.build(), RunFields { runs, seq })
 }
 
 /// The schema and its field handles.
@@ -65,14 +96,6 @@ pub fn schema() -> (Schema, Fields) {
         words: b.add_text_field("words", words),
         trigrams: b.add_text_field("trigrams", trigrams),
         seq: b.add_u64_field("seq", STORED | FAST),
-        runs: b.add_text_field(
-            "runs",
-            TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer(super::runs::RUNS)
-                    .set_index_option(IndexRecordOption::WithFreqs),
-            ),
-        ),
     };
     (b.build(), fields)
 }

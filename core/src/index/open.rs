@@ -3,7 +3,7 @@
 //! shared across requests.
 
 use super::embed::DIMENSION;
-use super::fields::{register, schema, Fields};
+use super::fields::{register, runs_schema, schema, Fields, RunFields, RUNS_DIR};
 pub use super::passages::Passage;
 use super::passages::PassageTable;
 use super::pointer::{BuildInfo, EMBEDDINGS_FILE, FORMAT_VERSION};
@@ -19,6 +19,10 @@ pub struct OpenIndex {
     pub reader: IndexReader,
     pub fields: Fields,
     pub index: Index,
+    /// The run index ([`super::fields::RUNS_DIR`]): the same passages at the same document
+    /// numbers, checked at open.
+    pub runs_reader: IndexReader,
+    pub run_fields: RunFields,
     /// Every passage, by `seq`.
     pub passages: PassageTable,
     /// The whitespace runs of every passage, for the substring retriever.
@@ -74,6 +78,40 @@ fn gate_groups(passages: &PassageTable) -> (Vec<u32>, Vec<u32>) {
     (group, first)
 }
 
+/// Opens the run index of the build in `dir`.
+fn open_runs(dir: &Path) -> Result<(IndexReader, RunFields), String> {
+    let index = Index::open_in_dir(dir.join(RUNS_DIR)).map_err(|e| format!("runs: {e}"))?;
+    register(&index);
+    let (expected, fields) = runs_schema();
+    if index.schema() != expected {
+        return Err("the run index has another schema".into());
+    }
+    let reader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .doc_store_cache_num_blocks(0)
+        .try_into()
+        .map_err(|e: tantivy::TantivyError| e.to_string())?;
+    Ok((reader, fields))
+}
+
+/// A segment's document number → `seq` map (`u32::MAX` for a document without one, or with
+/// one past the passage table's `passages`).
+fn seq_column(segment: &tantivy::SegmentReader, passages: usize) -> Result<Vec<u32>, String> {
+    let column = segment
+        .fast_fields()
+        .u64("seq")
+        .map_err(|e| e.to_string())?;
+    Ok((0..segment.max_doc())
+        .map(|d| {
+            column
+                .first(d)
+                .filter(|s| (*s as usize) < passages)
+                .map_or(u32::MAX, |s| s as u32)
+        })
+        .collect())
+}
+
 impl std::fmt::Debug for OpenIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenIndex")
@@ -113,38 +151,34 @@ impl OpenIndex {
             ));
         }
         let runs = Vocabulary::open(dir)?;
+        let (runs_reader, run_fields) = open_runs(dir)?;
         let searcher = reader.searcher();
-        // The substring retriever reads a run's postings through the vocabulary.
-        // A purge that deleted every passage leaves no segment: nothing is ranked then.
-        match searcher.segment_readers() {
-            [] => {}
-            [one] => runs.check_against(
-                one.inverted_index(fields.runs)
-                    .map_err(|e| e.to_string())?
-                    .terms(),
-            )?,
+        let seqs = searcher
+            .segment_readers()
+            .iter()
+            .map(|segment| seq_column(segment, passages.len()))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The substring retriever reads a run's postings through the vocabulary, at the word
+        // index's document numbers. A purge that deleted every passage leaves the word index
+        // no segment: nothing is ranked then.
+        let run_searcher = runs_reader.searcher();
+        match (searcher.segment_readers(), run_searcher.segment_readers()) {
+            ([], _) => {}
+            ([_], [one]) => {
+                runs.check_against(
+                    one.inverted_index(run_fields.runs)
+                        .map_err(|e| e.to_string())?
+                        .terms(),
+                )?;
+                if seq_column(one, passages.len())? != seqs[0] {
+                    return Err("the run index holds the passages at other rows".into());
+                }
+            }
             _ => {
                 return Err(
                     "the build does not hold the one segment its vocabulary describes".into(),
                 )
             }
-        }
-        let mut seqs = Vec::new();
-        for segment in searcher.segment_readers() {
-            let column = segment
-                .fast_fields()
-                .u64("seq")
-                .map_err(|e| e.to_string())?;
-            seqs.push(
-                (0..segment.max_doc())
-                    .map(|d| {
-                        column
-                            .first(d)
-                            .filter(|s| (*s as usize) < passages.len())
-                            .map_or(u32::MAX, |s| s as u32)
-                    })
-                    .collect(),
-            );
         }
         // Only `useDense` searches read the embeddings, so they are loaded on the first one;
         // their size is checked now, so a build that cannot answer one is refused at open.
@@ -197,6 +231,8 @@ impl OpenIndex {
             reader,
             fields,
             index,
+            runs_reader,
+            run_fields,
             passages,
             runs,
             seqs,

@@ -23,6 +23,14 @@ fn report(reason: &str) -> Value {
 /// lifted from passages, withdrawn ones included, and its node index is a subdirectory. The
 /// derived build serves without the summary retriever until the next `index build --raptor`.
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    copy_files(from, to)?;
+    // The run index is copied unchanged: a purge deletes rows in the word index only.
+    let runs = super::fields::RUNS_DIR;
+    copy_files(&from.join(runs), &to.join(runs))
+}
+
+/// Copies the files directly in `from` (not its subdirectories) into `to`.
+fn copy_files(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;

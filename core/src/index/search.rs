@@ -217,13 +217,19 @@ pub fn ranking(
             )))
         }
     };
-    let field = match kind {
-        Ranked::Words => idx.fields.words,
-        Ranked::Runs => idx.fields.runs,
-    };
-    let inverted = segment
-        .inverted_index(field)
-        .map_err(|e| SearchError::Index(e.to_string()))?;
+    let run_searcher;
+    let inverted = match kind {
+        Ranked::Words => segment.inverted_index(idx.fields.words),
+        Ranked::Runs => {
+            // Opening checked that the run index is one segment at the same rows.
+            run_searcher = idx.runs_reader.searcher();
+            match run_searcher.segment_readers() {
+                [one] => one.inverted_index(idx.run_fields.runs),
+                _ => return Err(SearchError::Index("the run index is not one segment".into())),
+            }
+        }
+    }
+    .map_err(|e| SearchError::Index(e.to_string()))?;
     let rows = Segment::new(segment);
     let mut phrases: Vec<Box<dyn Occurrences + '_>> = match kind {
         Ranked::Words => {
