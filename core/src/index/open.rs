@@ -529,4 +529,80 @@ mod tests {
             ]
         );
     }
+
+    /// A build of a few items without embeddings, in `dir`.
+    fn small_build(dir: &Path) {
+        let item = |i: usize| crate::knowledge::read::ItemView {
+            item_id: format!("arch.item-{i}"),
+            revision_id: format!("r{i}"),
+            title: format!("Item {i}"),
+            body: format!(
+                "# Item {i}\n\nRetry budget {i} for gateway-{i}.\n\nTokens rotate daily.\n"
+            ),
+            content_type: "text/markdown".into(),
+            status: "approved".into(),
+            sensitivity: "internal".into(),
+            trust_level: "reviewed".into(),
+            created_at: String::new(),
+            valid_from: String::new(),
+            valid_to: None,
+            structured: None,
+            namespace: "arch".into(),
+            kind: "decision".into(),
+            anchors: Vec::new(),
+        };
+        let items: Vec<_> = (0..5).map(item).collect();
+        let options = crate::index::build::BuildOptions {
+            no_embeddings: true,
+            ..Default::default()
+        };
+        let stamp = crate::index::build::Stamp {
+            build_id: "b1",
+            state_hash: "s1",
+            indexes_unapproved: false,
+            sensitivities: &["internal"],
+        };
+        crate::index::build::write_build(dir, &items, "p", &options, &stamp).expect("build");
+    }
+
+    #[test]
+    fn a_run_index_missing_or_at_other_rows_is_refused() {
+        use tantivy::{doc, Index};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let build = dir.path().join("b1");
+        small_build(&build);
+        let opened = super::OpenIndex::open(&build).expect("a whole build opens");
+        let passages: Vec<String> = (0..opened.passages.len())
+            .map(|seq| {
+                let p = opened.passage(seq);
+                format!("{}\n{}", p.heading(), p.text())
+            })
+            .collect();
+        drop(opened);
+
+        // The same documents in the same order, so the same dictionary and postings, but
+        // numbered as other passages: the vocabulary agrees and the rows do not.
+        let runs = build.join(super::RUNS_DIR);
+        std::fs::remove_dir_all(&runs).expect("remove");
+        std::fs::create_dir_all(&runs).expect("create");
+        let (schema, fields) = super::runs_schema();
+        let index = Index::create_in_dir(&runs, schema).expect("index");
+        super::register(&index);
+        let mut writer: tantivy::IndexWriter = index
+            .writer_with_num_threads(1, 15_000_000)
+            .expect("writer");
+        let last = passages.len() as u64 - 1;
+        for (seq, text) in passages.iter().enumerate() {
+            writer
+                .add_document(doc!(fields.runs => text.as_str(), fields.seq => last - seq as u64))
+                .expect("add");
+        }
+        writer.commit().expect("commit");
+        let refused = super::OpenIndex::open(&build).expect_err("refused");
+        assert!(refused.contains("other rows"), "{refused}");
+
+        std::fs::remove_dir_all(&runs).expect("remove");
+        let refused = super::OpenIndex::open(&build).expect_err("refused");
+        assert!(refused.starts_with("runs:"), "{refused}");
+    }
 }
