@@ -337,7 +337,11 @@ pub fn write_vocabulary(
         let start = keys.len();
         keys.extend_from_slice(stream.key());
         let info = stream.value();
-        terms.push((start..keys.len(), info.doc_freq, info.postings_range.clone()));
+        terms.push((
+            start..keys.len(),
+            info.doc_freq,
+            info.postings_range.clone(),
+        ));
     }
     write(
         dir,
@@ -900,7 +904,10 @@ mod tests {
             .map(|(g, range)| (*g, lists[range.clone()].to_vec()))
             .collect();
         assert_eq!(found, expected);
-        assert!(grams.windows(2).all(|w| w[0].0 < w[1].0), "in trigram order");
+        assert!(
+            grams.windows(2).all(|w| w[0].0 < w[1].0),
+            "in trigram order"
+        );
     }
 
     #[test]

@@ -225,7 +225,11 @@ pub fn ranking(
             run_searcher = idx.runs_reader.searcher();
             match run_searcher.segment_readers() {
                 [one] => one.inverted_index(idx.run_fields.runs),
-                _ => return Err(SearchError::Index("the run index is not one segment".into())),
+                _ => {
+                    return Err(SearchError::Index(
+                        "the run index is not one segment".into(),
+                    ))
+                }
             }
         }
     }
