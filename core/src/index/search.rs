@@ -554,9 +554,9 @@ pub async fn ranked<'i>(
     let trigram_terms = terms(req.query, 3);
     // The two bm25 retrievers' first pages are independent and each is a large share of a
     // search, so they are read side by side; a deeper page, rarely needed (only when the gate
-    // withholds many rows), is read in turn. The word page goes to the CPU pool: it is usually
-    // the shorter (on long documents, about 340 against 460 µs), so the pool worker's wake-up
-    // hides behind the substring page read here.
+    // withholds many rows), is read in turn. The word page goes to a search helper and the
+    // substring page is read here; on long documents the two take about as long (some 250 to
+    // 300 µs each in process).
     let first_page = |kind, terms: &[String]| {
         (!terms.is_empty()).then(|| page(idx, req, kind, terms, FIRST_PASS_DEPTH))
     };
