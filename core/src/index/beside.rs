@@ -6,13 +6,13 @@
 //! small virtual machine takes tens to hundreds of microseconds (the other virtual CPU is
 //! halted, and waking it goes through the host). Searches arrive a fraction of a millisecond
 //! apart, so every search found the worker asleep and waited for it: the word page plus the
-//! wake-up was the longer half. A helper here stays awake, yielding, for [`LINGER`] after each
-//! piece of work, which covers the gap between one client's searches; only after a quiet spell
-//! does it sleep. A busy machine pays nothing for the yielding (a yield gives the core away),
+//! wake-up was the longer half. A helper here stays awake, yielding, for `LINGER` (2 ms) after
+//! each piece of work, which covers the gap between one client's searches; only after a quiet
+//! spell does it sleep. A busy machine pays nothing for the yielding (a yield gives the core away),
 //! and an idle daemon pays it once, after its last search.
 //!
 //! The offered half borrows the caller's stack. The helper only touches it between claiming it
-//! and marking it done, and the caller leaves [`both`] (normally or by unwinding) only after it
+//! and marking it done, and the caller leaves `both` (normally or by unwinding) only after it
 //! took the half back unclaimed or saw it done: that is what makes handing a borrowed closure
 //! to another thread sound here.
 

@@ -28,7 +28,7 @@ pub struct Fields {
     pub text: Field,
     pub words: Field,
     /// Character trigrams: indexed for the summary forest's node texts only; passages are found
-    /// by substring through `runs`.
+    /// by substring through the run index ([`RUNS_DIR`]).
     pub trigrams: Field,
     pub seq: Field,
 }

@@ -4,11 +4,11 @@
 //! The reference matches a term as a phrase of trigrams over a case-folded column, which is a
 //! substring test that counts every (overlapping) occurrence. A query term never holds
 //! whitespace, so each of its occurrences lies inside one whitespace-delimited run of the
-//! passage. A build therefore indexes each passage's folded runs as terms (the `runs` field),
-//! and writes the run vocabulary beside the index (`runs.bin`): a term is looked up by scanning
-//! that vocabulary for the runs that contain it, and the passages holding it are the union of
-//! those runs' postings, each run counted as often as the term occurs in it. The vocabulary is
-//! a few hundred kilobytes where the passages are hundreds of megabytes.
+//! passage. A build therefore indexes each passage's folded runs as terms (the `runs` field of
+//! the run index, `runs/`), and writes the run vocabulary beside it (`runs.bin`): a term is
+//! looked up by scanning that vocabulary for the runs that contain it, and the passages holding
+//! it are the union of those runs' postings, each run counted as often as the term occurs in
+//! it. The vocabulary is a few hundred kilobytes where the passages are hundreds of megabytes.
 //!
 //! A run longer than [`LONG_RUN`] bytes (a pasted blob, a long URL) is indexed as one marker
 //! term instead of itself, so the vocabulary stays small; passages under the marker are counted
