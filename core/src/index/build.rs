@@ -202,10 +202,9 @@ pub struct Stamp<'a> {
     pub sensitivities: &'a [&'a str],
 }
 
-/// Writes a complete build of `items` into `building`: the word index and the run index, each
-/// one segment,
-/// the passage table, the run vocabulary, the embeddings unless `options.no_embeddings`,
-/// `build.json`, and the summary forest when asked. Returns the build's record and its forest
+/// Writes a complete build of `items` into `building`: the word index and the run index (each
+/// one segment), the passage table, the run vocabulary, the embeddings unless
+/// `options.no_embeddings`, `build.json`, and the summary forest when asked. Returns the build's record and its forest
 /// node count. Publishing (the rename and the pointer) is the caller's.
 pub fn write_build(
     building: &Path,

@@ -86,13 +86,19 @@ fn open_runs(dir: &Path) -> Result<(IndexReader, RunFields), String> {
     if index.schema() != expected {
         return Err("the run index has another schema".into());
     }
-    let reader = index
+    Ok((passage_reader(&index)?, fields))
+}
+
+/// A reader over one of a build's passage indexes. Passages are read from the mapped table,
+/// never from a doc store, so the reader keeps no decompressed blocks around; a build never
+/// changes, so it is never reloaded.
+fn passage_reader(index: &Index) -> Result<IndexReader, String> {
+    index
         .reader_builder()
         .reload_policy(ReloadPolicy::Manual)
         .doc_store_cache_num_blocks(0)
         .try_into()
-        .map_err(|e: tantivy::TantivyError| e.to_string())?;
-    Ok((reader, fields))
+        .map_err(|e: tantivy::TantivyError| e.to_string())
 }
 
 /// A segment's document number → `seq` map (`u32::MAX` for a document without one, or with
@@ -134,14 +140,7 @@ impl OpenIndex {
         let index = Index::open_in_dir(dir).map_err(|e| e.to_string())?;
         register(&index);
         let (_, fields) = schema();
-        // Passages are read from the mapped table, never from this reader's doc store, so it
-        // keeps no decompressed blocks around.
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .doc_store_cache_num_blocks(0)
-            .try_into()
-            .map_err(|e| e.to_string())?;
+        let reader = passage_reader(&index)?;
         let passages = PassageTable::open(dir)?;
         if passages.len() != info.chunks {
             return Err(format!(

@@ -19,9 +19,10 @@ fn report(reason: &str) -> Value {
     json!({"published": false, "indexBuildId": null, "removed": 0, "reason": reason, "failed": false, "remedy": null})
 }
 
-/// Copies the build's top-level files except the summary forest: its summaries are sentences
-/// lifted from passages, withdrawn ones included, and its node index is a subdirectory. The
-/// derived build serves without the summary retriever until the next `index build --raptor`.
+/// Copies the build's top-level files and its run index, but not the summary forest: its
+/// summaries are sentences lifted from passages, withdrawn ones included, and its node index
+/// is a subdirectory left behind. The derived build serves without the summary retriever
+/// until the next `index build --raptor`.
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     copy_files(from, to)?;
     // The run index is copied unchanged: a purge deletes rows in the word index only.
