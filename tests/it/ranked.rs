@@ -762,29 +762,17 @@ fn two_builds_of_one_state_write_the_same_bytes() {
         })
         .collect();
     let repo = project_of(&bodies, "internal");
-    // The build's files and its run index's, the latter named under `runs/`.
-    let files = |dir: &std::path::Path| -> Vec<(String, std::path::PathBuf)> {
-        let listed = |dir: &std::path::Path, prefix: &str| -> Vec<(String, std::path::PathBuf)> {
-            std::fs::read_dir(dir)
-                .expect("build dir")
-                .map(|entry| entry.expect("entry").path())
-                .filter(|path| path.is_file())
-                .map(|path| (prefix.to_owned(), path))
-                .collect()
-        };
-        let mut all = listed(dir, "");
-        all.extend(listed(&dir.join("runs"), "runs/"));
-        all
-    };
     let contents = |dir: &std::path::Path| -> std::collections::BTreeMap<String, Vec<u8>> {
-        files(dir)
-            .into_iter()
-            .filter(|(_, path)| {
+        std::fs::read_dir(dir)
+            .expect("build dir")
+            .map(|entry| entry.expect("entry").path())
+            .filter(|path| path.is_file())
+            .filter(|path| {
                 !["meta.json", "build.json", ".managed.json"]
                     .iter()
                     .any(|n| path.ends_with(n))
             })
-            .map(|(prefix, path)| {
+            .map(|path| {
                 // A segment file is named by its random id: compare it by its extension.
                 let name = path
                     .file_name()
@@ -792,8 +780,8 @@ fn two_builds_of_one_state_write_the_same_bytes() {
                     .to_string_lossy()
                     .into_owned();
                 let key = match name.split_once('.') {
-                    Some((stem, ext)) if stem.len() == 32 => format!("{prefix}segment.{ext}"),
-                    _ => format!("{prefix}{name}"),
+                    Some((stem, ext)) if stem.len() == 32 => format!("segment.{ext}"),
+                    _ => name,
                 };
                 (key, std::fs::read(&path).expect("read"))
             })
@@ -804,7 +792,7 @@ fn two_builds_of_one_state_write_the_same_bytes() {
     assert_ne!(first, second);
     let (first, second) = (contents(&first), contents(&second));
     assert!(first.contains_key("embeddings.f32") && first.contains_key("segment.idx"));
-    assert!(first.contains_key("runs/segment.idx") && first.contains_key("runs.bin"));
+    assert!(first.contains_key("runs.bin") && first.contains_key("passages.bin"));
     assert_eq!(
         first.keys().collect::<Vec<_>>(),
         second.keys().collect::<Vec<_>>()

@@ -5,7 +5,7 @@
 
 use super::chunk::{chunk, served_text};
 use super::embed::{Embedder, DIMENSION, MODEL};
-use super::fields::{register, runs_schema, schema, RUNS_DIR};
+use super::fields::{register, schema};
 use super::pointer::{self, BuildInfo, IndexPointer, FORMAT_VERSION};
 use crate::datadir::DataDir;
 use crate::fsutil::write_atomic;
@@ -73,6 +73,16 @@ fn embed_passages(
 /// How many items' passages may wait for the embedding thread before the indexing loop waits.
 const EMBED_QUEUE: usize = 64;
 
+/// Every passage's runs and their postings ([`super::runs`]), from each item's searched texts
+/// in `seq` order, written as `runs.bin` into `dir` once the loop is done.
+fn collect_runs(items: std::sync::mpsc::Receiver<Vec<String>>, dir: &Path) -> Result<(), CoreError> {
+    let mut collector = super::runs::Collector::default();
+    for text in items.iter().flatten() {
+        collector.add(&text).map_err(index_error)?;
+    }
+    collector.write(dir).map_err(index_error)
+}
+
 /// The indexing thread's memory: past it tantivy writes a segment and starts another, to be
 /// merged at the end. Large enough that a corpus of tens of megabytes is one segment.
 const INDEXING_MEMORY: usize = 300_000_000;
@@ -88,11 +98,12 @@ struct Fed {
 }
 
 /// Chunks every item and hands each passage to the index writer and the passage table, and
-/// each item's passage texts to the embedding thread, all in `seq` order.
+/// each item's passage texts to the embedding thread and its searched texts to the run
+/// collector, all in `seq` order.
 fn feed(
     writer: &mut IndexWriter,
     f: super::fields::Fields,
-    runs: (&IndexWriter, super::fields::RunFields),
+    to_runs: &std::sync::mpsc::SyncSender<Vec<String>>,
     items: &[read::ItemView],
     project_id: &str,
     options: &BuildOptions<'_>,
@@ -134,6 +145,7 @@ fn feed(
                     .collect(),
             });
         }
+        let mut searched_texts = Vec::with_capacity(chunks.len());
         for c in chunks {
             let chunk_id = format!("{}#{}", item.revision_id, c.ordinal);
             fed.table.push(super::passages::NewPassage {
@@ -148,12 +160,7 @@ fn feed(
             });
             // Both the word and the substring retrievers read the heading with the text.
             let searched = format!("{}\n{}", c.heading, c.text);
-            runs.0
-                .add_document(doc!(
-                    runs.1.runs => searched.clone(),
-                    runs.1.seq => fed.passages,
-                ))
-                .map_err(index_error)?;
+            searched_texts.push(searched.clone());
             writer
                 .add_document(doc!(
                     f.chunk_id => chunk_id,
@@ -169,15 +176,19 @@ fn feed(
                 .map_err(index_error)?;
             fed.passages += 1;
         }
+        to_runs
+            .send(searched_texts)
+            .map_err(|_| index_error("the runs of a passage could not be collected"))?;
     }
     Ok(fed)
 }
 
-/// Merges a committed index's segments into one, in `seq` order, when its indexing thread's
-/// memory budget filled and it wrote more than one. One segment: ranking keeps one cut for the
-/// whole build instead of starting over per segment, and a build is written once and only
-/// read after. In `seq` order: the word and run indexes then hold every passage at the same
-/// document number, which the substring retriever relies on (and opening checks).
+/// Merges the committed word index's segments into one, in `seq` order, when its indexing
+/// thread's memory budget filled and it wrote more than one. One segment: ranking keeps one cut
+/// for the whole build instead of starting over per segment, and a build is written once and
+/// only read after. In `seq` order: every passage's document number is then its `seq`, the
+/// row the run postings name it by, which the substring retriever relies on (and opening
+/// checks).
 fn one_segment(index: &Index, writer: &mut IndexWriter) -> Result<(), CoreError> {
     let searcher = index.reader().map_err(index_error)?.searcher();
     let mut by_first_seq = Vec::new();
@@ -202,10 +213,11 @@ pub struct Stamp<'a> {
     pub sensitivities: &'a [&'a str],
 }
 
-/// Writes a complete build of `items` into `building`: the word index and the run index (each
-/// one segment), the passage table, the run vocabulary, the embeddings unless
-/// `options.no_embeddings`, `build.json`, and the summary forest when asked. Returns the build's record and its forest
-/// node count. Publishing (the rename and the pointer) is the caller's.
+/// Writes a complete build of `items` into `building`: the word index (one segment), the
+/// passage table, the run postings (`runs.bin`), the embeddings unless
+/// `options.no_embeddings`, `build.json`, and the summary forest when asked. Returns the
+/// build's record and its forest node count. Publishing (the rename and the pointer) is the
+/// caller's.
 pub fn write_build(
     building: &Path,
     items: &[read::ItemView],
@@ -220,17 +232,9 @@ pub fn write_build(
     let mut writer: IndexWriter = index
         .writer_with_num_threads(1, INDEXING_MEMORY)
         .map_err(index_error)?;
-    let runs_dir = building.join(RUNS_DIR);
-    std::fs::create_dir_all(&runs_dir).map_err(|e| CoreError::io("create", &runs_dir, &e))?;
-    let (runs_schema, runs_fields) = runs_schema();
-    let runs_index = Index::create_in_dir(&runs_dir, runs_schema).map_err(index_error)?;
-    register(&runs_index);
-    let mut runs_writer: IndexWriter = runs_index
-        .writer_with_num_threads(1, INDEXING_MEMORY)
-        .map_err(index_error)?;
-    // The embeddings are computed on another thread while this one feeds both indexes, each
-    // with a single indexing thread of its own (so each is one segment in `seq` order with no
-    // merge, and their document numbers agree).
+    // The embeddings and the run postings are each computed on another thread while this one
+    // feeds the word index, which has a single indexing thread of its own (so it is one
+    // segment in `seq` order with no merge, and its document numbers are the passages' `seq`).
     std::thread::scope(|scope| {
         let (to_embedder, embedding) = if options.no_embeddings {
             (None, None)
@@ -243,10 +247,12 @@ pub fn write_build(
             )
         };
         let embedder_gone = || index_error("a passage could not be embedded");
+        let (to_runs, from_feed) = std::sync::mpsc::sync_channel(EMBED_QUEUE);
+        let runs_written = scope.spawn(move || collect_runs(from_feed, building));
         let fed = feed(
             &mut writer,
             f,
-            (&runs_writer, runs_fields),
+            &to_runs,
             items,
             project_id,
             options,
@@ -254,23 +260,16 @@ pub fn write_build(
         )?;
         let (table, documents, seq) = (fed.table, fed.documents, fed.passages);
         drop(to_embedder);
+        drop(to_runs);
         // The passage table is complete: it is written while the index commits.
         let table_path = building.join(super::passages::PASSAGES_FILE);
         let table_written = scope.spawn(move || table.write(building));
-        // The run index commits, and its vocabulary is written, while the word index commits.
-        let runs_written = scope.spawn(move || -> Result<(), CoreError> {
-            runs_writer.commit().map_err(index_error)?;
-            one_segment(&runs_index, &mut runs_writer)?;
-            runs_writer.wait_merging_threads().map_err(index_error)?;
-            super::runs::write_vocabulary(&runs_index, runs_fields.runs, building)
-                .map_err(index_error)
-        });
         writer.commit().map_err(index_error)?;
         one_segment(&index, &mut writer)?;
         writer.wait_merging_threads().map_err(index_error)?;
         runs_written
             .join()
-            .map_err(|_| index_error("the run index could not be written"))??;
+            .map_err(|_| index_error("the run postings could not be written"))??;
         if let Some(worker) = embedding {
             worker.join().map_err(|_| embedder_gone())??;
         }

@@ -28,42 +28,9 @@ pub struct Fields {
     pub text: Field,
     pub words: Field,
     /// Character trigrams: indexed for the summary forest's node texts only; passages are found
-    /// by substring through the run index ([`RUNS_DIR`]).
+    /// by substring through the run postings ([`super::runs`]).
     pub trigrams: Field,
     pub seq: Field,
-}
-
-/// The directory, inside a build, of the run index: each passage's whitespace runs,
-/// case-folded ([`super::runs`]), for the substring retriever. It is a second tantivy index,
-/// not a field of the first, so that a second indexing thread writes it while the first
-/// writes the words: on long documents the single indexing thread was the build's critical
-/// path, with a core to spare. Its documents are the passages in the same order (`seq`), so
-/// its document numbers are the word index's. It is written once and never purged: a
-/// withdrawal deletes rows in the word index, whose live rows both retrievers read.
-pub const RUNS_DIR: &str = "runs";
-
-/// The fields of the run index.
-#[derive(Debug, Clone, Copy)]
-pub struct RunFields {
-    pub runs: Field,
-    /// The passage's `seq`, as in the word index: opening a build checks that both indexes
-    /// hold the passages at the same document numbers.
-    pub seq: Field,
-}
-
-/// The run index's schema and its fields.
-pub fn runs_schema() -> (Schema, RunFields) {
-    let mut b = Schema::builder();
-    let runs = b.add_text_field(
-        "runs",
-        TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer(super::runs::RUNS)
-                .set_index_option(IndexRecordOption::WithFreqs),
-        ),
-    );
-    let seq = b.add_u64_field("seq", FAST);
-    (b.build(), RunFields { runs, seq })
 }
 
 /// The schema and its field handles.
@@ -123,8 +90,4 @@ pub fn trigram_analyzer() -> TextAnalyzer {
 pub fn register(index: &Index) {
     index.tokenizers().register(WORDS, word_analyzer());
     index.tokenizers().register(TRIGRAMS, trigram_analyzer());
-    index.tokenizers().register(
-        super::runs::RUNS,
-        TextAnalyzer::from(super::runs::RunTokenizer::default()),
-    );
 }

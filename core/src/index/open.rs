@@ -3,7 +3,7 @@
 //! shared across requests.
 
 use super::embed::DIMENSION;
-use super::fields::{register, runs_schema, schema, Fields, RunFields, RUNS_DIR};
+use super::fields::{register, schema, Fields};
 pub use super::passages::Passage;
 use super::passages::PassageTable;
 use super::pointer::{BuildInfo, EMBEDDINGS_FILE, FORMAT_VERSION};
@@ -19,13 +19,10 @@ pub struct OpenIndex {
     pub reader: IndexReader,
     pub fields: Fields,
     pub index: Index,
-    /// The run index ([`super::fields::RUNS_DIR`]): the same passages at the same document
-    /// numbers, checked at open.
-    pub runs_reader: IndexReader,
-    pub run_fields: RunFields,
     /// Every passage, by `seq`.
     pub passages: PassageTable,
-    /// The whitespace runs of every passage, for the substring retriever.
+    /// The whitespace runs of every passage and their postings, for the substring retriever;
+    /// its rows are the word index's document numbers, checked at open.
     pub runs: Vocabulary,
     /// Per segment ordinal, doc id → `seq` (`u32::MAX` for a document without one).
     seqs: Vec<Vec<u32>>,
@@ -78,17 +75,6 @@ fn gate_groups(passages: &PassageTable) -> (Vec<u32>, Vec<u32>) {
     (group, first)
 }
 
-/// Opens the run index of the build in `dir`.
-fn open_runs(dir: &Path) -> Result<(IndexReader, RunFields), String> {
-    let index = Index::open_in_dir(dir.join(RUNS_DIR)).map_err(|e| format!("runs: {e}"))?;
-    register(&index);
-    let (expected, fields) = runs_schema();
-    if index.schema() != expected {
-        return Err("the run index has another schema".into());
-    }
-    Ok((passage_reader(&index)?, fields))
-}
-
 /// A reader over one of a build's passage indexes. Passages are read from the mapped table,
 /// never from a doc store, so the reader keeps no decompressed blocks around; a build never
 /// changes, so it is never reloaded.
@@ -116,6 +102,27 @@ fn seq_column(segment: &tantivy::SegmentReader, passages: usize) -> Result<Vec<u
                 .map_or(u32::MAX, |s| s as u32)
         })
         .collect())
+}
+
+/// Checks that the run postings' rows are the word index's document numbers: the postings
+/// name passages by `seq` and are read as document numbers, so they must cover the passage
+/// table, and each document must be the passage of its own number. `seqs` is the word index's
+/// document → `seq` map per segment; a purge that deleted every passage leaves it no segment,
+/// and nothing is ranked then.
+fn rows_agree(seqs: &[Vec<u32>], run_rows: u64, passages: usize) -> Result<(), String> {
+    if run_rows != passages as u64 {
+        return Err(format!(
+            "the run postings name {run_rows} passages where the passage table holds {passages}"
+        ));
+    }
+    match seqs {
+        [] => Ok(()),
+        [one] if one.len() == passages && one.iter().enumerate().all(|(d, s)| *s as usize == d) => {
+            Ok(())
+        }
+        [_] => Err("the word index does not hold the passages in seq order".into()),
+        _ => Err("the build does not hold the one segment its run postings describe".into()),
+    }
 }
 
 impl std::fmt::Debug for OpenIndex {
@@ -150,35 +157,13 @@ impl OpenIndex {
             ));
         }
         let runs = Vocabulary::open(dir)?;
-        let (runs_reader, run_fields) = open_runs(dir)?;
         let searcher = reader.searcher();
         let seqs = searcher
             .segment_readers()
             .iter()
             .map(|segment| seq_column(segment, passages.len()))
             .collect::<Result<Vec<_>, _>>()?;
-        // The substring retriever reads a run's postings through the vocabulary, at the word
-        // index's document numbers. A purge that deleted every passage leaves the word index
-        // no segment: nothing is ranked then.
-        let run_searcher = runs_reader.searcher();
-        match (searcher.segment_readers(), run_searcher.segment_readers()) {
-            ([], _) => {}
-            ([_], [one]) => {
-                runs.check_against(
-                    one.inverted_index(run_fields.runs)
-                        .map_err(|e| e.to_string())?
-                        .terms(),
-                )?;
-                if seq_column(one, passages.len())? != seqs[0] {
-                    return Err("the run index holds the passages at other rows".into());
-                }
-            }
-            _ => {
-                return Err(
-                    "the build does not hold the one segment its vocabulary describes".into(),
-                )
-            }
-        }
+        rows_agree(&seqs, runs.rows(), passages.len())?;
         // Only `useDense` searches read the embeddings, so they are loaded on the first one;
         // their size is checked now, so a build that cannot answer one is refused at open.
         let embeddings_path = dir.join(EMBEDDINGS_FILE);
@@ -230,8 +215,6 @@ impl OpenIndex {
             reader,
             fields,
             index,
-            runs_reader,
-            run_fields,
             passages,
             runs,
             seqs,
@@ -565,43 +548,36 @@ mod tests {
     }
 
     #[test]
-    fn a_run_index_missing_or_at_other_rows_is_refused() {
-        use tantivy::{doc, Index};
+    fn run_postings_missing_or_for_other_passages_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
         let build = dir.path().join("b1");
         small_build(&build);
-        let opened = super::OpenIndex::open(&build).expect("a whole build opens");
-        let passages: Vec<String> = (0..opened.passages.len())
-            .map(|seq| {
-                let p = opened.passage(seq);
-                format!("{}\n{}", p.heading(), p.text())
-            })
-            .collect();
-        drop(opened);
-
-        // The same documents in the same order, so the same dictionary and postings, but
-        // numbered as other passages: the vocabulary agrees and the rows do not.
-        let runs = build.join(super::RUNS_DIR);
-        std::fs::remove_dir_all(&runs).expect("remove");
-        std::fs::create_dir_all(&runs).expect("create");
-        let (schema, fields) = super::runs_schema();
-        let index = Index::create_in_dir(&runs, schema).expect("index");
-        super::register(&index);
-        let mut writer: tantivy::IndexWriter = index
-            .writer_with_num_threads(1, 15_000_000)
-            .expect("writer");
-        let last = passages.len() as u64 - 1;
-        for (seq, text) in passages.iter().enumerate() {
-            writer
-                .add_document(doc!(fields.runs => text.as_str(), fields.seq => last - seq as u64))
-                .expect("add");
+        let rows = super::OpenIndex::open(&build)
+            .expect("a whole build opens")
+            .passages
+            .len();
+        assert!(rows > 1);
+        let mut fewer = crate::index::runs::Collector::default();
+        for _ in 1..rows {
+            fewer.add("another passage").expect("add");
         }
-        writer.commit().expect("commit");
+        fewer.write(&build).expect("write");
         let refused = super::OpenIndex::open(&build).expect_err("refused");
-        assert!(refused.contains("other rows"), "{refused}");
+        assert!(refused.contains("run postings name"), "{refused}");
+        std::fs::remove_file(build.join(crate::index::runs::RUNS_FILE)).expect("remove");
+        let refused = super::OpenIndex::open(&build).expect_err("refused");
+        assert!(refused.starts_with("runs.bin"), "{refused}");
+    }
 
-        std::fs::remove_dir_all(&runs).expect("remove");
-        let refused = super::OpenIndex::open(&build).expect_err("refused");
-        assert!(refused.starts_with("runs:"), "{refused}");
+    #[test]
+    fn run_rows_must_be_the_word_index_documents_in_order() {
+        use super::rows_agree;
+        assert!(rows_agree(&[vec![0, 1, 2]], 3, 3).is_ok());
+        assert!(rows_agree(&[], 3, 3).is_ok(), "everything purged");
+        let refused = rows_agree(&[vec![0, 2, 1]], 3, 3).expect_err("out of order");
+        assert!(refused.contains("seq order"), "{refused}");
+        assert!(rows_agree(&[vec![0, 1]], 3, 3).is_err(), "a document short");
+        assert!(rows_agree(&[vec![0], vec![1, 2]], 3, 3).is_err(), "two segments");
+        assert!(rows_agree(&[vec![0, 1, 2]], 2, 3).is_err(), "postings for fewer");
     }
 }

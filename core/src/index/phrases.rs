@@ -9,7 +9,7 @@ use super::runs::{fold_char, occurrences, Match};
 use super::terms::{Rows, TermCache};
 use std::sync::Arc;
 use tantivy::fastfield::AliveBitSet;
-use tantivy::postings::{BlockSegmentPostings, Postings, SegmentPostings};
+use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::schema::IndexRecordOption;
 use tantivy::SegmentReader;
 use tantivy::{DocId, DocSet, InvertedIndexReader, Term, TERMINATED};
@@ -248,7 +248,6 @@ const BYTES_PER_POSTING: u64 = 24;
 /// its rows are never enumerated).
 pub struct Substring<'a> {
     index: &'a OpenIndex,
-    inverted: Arc<InvertedIndexReader>,
     needle: String,
     runs: std::cell::OnceCell<Vec<Match<'a>>>,
     segment: Segment<'a>,
@@ -260,15 +259,9 @@ pub struct Substring<'a> {
 
 impl<'a> Substring<'a> {
     /// `term` as the substring retriever looks for it.
-    pub fn new(
-        index: &'a OpenIndex,
-        inverted: Arc<InvertedIndexReader>,
-        term: &str,
-        segment: Segment<'a>,
-    ) -> Self {
+    pub fn new(index: &'a OpenIndex, term: &str, segment: Segment<'a>) -> Self {
         Substring {
             index,
-            inverted,
             needle: term.chars().map(fold_char).collect(),
             runs: std::cell::OnceCell::new(),
             cache: (segment.deleted == 0).then_some(&index.terms),
@@ -328,50 +321,28 @@ impl<'a> Substring<'a> {
     }
 
     /// Every live row of the vocabulary's runs `ordinals` with its frequency times the run's
-    /// weight, appended to `out`. The runs' postings are read a block at a time into one
-    /// reader reset from run to run: a term can be held by thousands of runs, and opening a
-    /// posting reader for each cost more than reading what they list.
-    /// `go_on` sees what each run added and may stop the reading (the answer is then false).
+    /// weight, appended to `out`. `go_on` sees what each run added and may stop the reading
+    /// (the answer is then false).
     fn drain_runs(
         &self,
         ordinals: impl Iterator<Item = (u32, u32)>,
         out: &mut Vec<(u32, u32)>,
         mut go_on: impl FnMut(&[(u32, u32)]) -> bool,
-    ) -> Result<bool, String> {
-        let mut reader: Option<BlockSegmentPostings> = None;
+    ) -> bool {
         for (ordinal, times) in ordinals {
             let before = out.len();
-            let info = self.index.runs.term_info(ordinal);
-            let block = match reader.as_mut() {
-                Some(block) => {
-                    self.inverted
-                        .reset_block_postings_from_terminfo(&info, block)
-                        .map_err(io)?;
-                    block
-                }
-                None => reader.insert(
-                    self.inverted
-                        .read_block_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)
-                        .map_err(io)?,
-                ),
-            };
-            loop {
-                let docs = block.docs();
-                if docs.is_empty() {
-                    break;
-                }
-                for (row, f) in docs.iter().zip(block.freqs()) {
-                    if self.segment.is_alive(*row) {
-                        out.push((*row, f.saturating_mul(times)));
-                    }
-                }
-                block.advance();
-            }
+            out.extend(
+                self.index
+                    .runs
+                    .postings(ordinal)
+                    .filter(|(row, _)| self.segment.is_alive(*row))
+                    .map(|(row, f)| (row, f.saturating_mul(times))),
+            );
             if !go_on(&out[before..]) {
-                return Ok(false);
+                return false;
             }
         }
-        Ok(true)
+        true
     }
 
     /// The term's rows from its runs' (row, count) lists: summed per row, and passages holding
@@ -379,7 +350,7 @@ impl<'a> Substring<'a> {
     fn finish(&self, hits: Vec<(u32, u32)>) -> Result<Vec<(u32, u32)>, String> {
         let mut long = Vec::new();
         if let Some(marker) = self.index.runs.marker_ordinal() {
-            self.drain_runs(std::iter::once((marker, 1)), &mut long, |_| true)?;
+            self.drain_runs(std::iter::once((marker, 1)), &mut long, |_| true);
         }
         let mut merged = if self.runs().len() <= 1 {
             hits
@@ -444,7 +415,7 @@ impl Occurrences for Substring<'_> {
             self.runs().iter().map(|m| (m.ordinal, m.occurrences)),
             &mut hits,
             |_| true,
-        )?;
+        );
         let all = self.finish(hits)?;
         self.remember(&all);
         Ok(all)
@@ -476,7 +447,7 @@ impl Occurrences for Substring<'_> {
                 }
                 distinct.saturating_mul(2) < rows
             },
-        )?;
+        );
         if !read_all {
             return Ok(None);
         }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The layout version of our build directories.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// Embeddings beside the tantivy files: little-endian f32, one vector per passage in `seq` order.
 pub const EMBEDDINGS_FILE: &str = "embeddings.f32";
 /// The build's own description.

@@ -19,19 +19,12 @@ fn report(reason: &str) -> Value {
     json!({"published": false, "indexBuildId": null, "removed": 0, "reason": reason, "failed": false, "remedy": null})
 }
 
-/// Copies the build's top-level files and its run index, but not the summary forest: its
+/// Copies the build's files (the run postings in `runs.bin` unchanged: a purge deletes rows in
+/// the word index only, whose live rows both retrievers read), but not the summary forest: its
 /// summaries are sentences lifted from passages, withdrawn ones included, and its node index
 /// is a subdirectory left behind. The derived build serves without the summary retriever
 /// until the next `index build --raptor`.
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    copy_files(from, to)?;
-    // The run index is copied unchanged: a purge deletes rows in the word index only.
-    let runs = super::fields::RUNS_DIR;
-    copy_files(&from.join(runs), &to.join(runs))
-}
-
-/// Copies the files directly in `from` (not its subdirectories) into `to`.
-fn copy_files(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
@@ -165,7 +158,7 @@ fn derive(
     super::fields::register(&index);
     let (_, fields) = super::fields::schema();
     let mut writer: IndexWriter = index.writer(20_000_000).map_err(|e| e.to_string())?;
-    // The run vocabulary describes the segment's term dictionary; a merge would rewrite it.
+    // The run postings name the segment's document numbers; a merge would renumber them.
     writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
     for revision in doomed {
         writer.delete_term(Term::from_field_text(fields.revision_id, revision));

@@ -4,58 +4,63 @@
 //! The reference matches a term as a phrase of trigrams over a case-folded column, which is a
 //! substring test that counts every (overlapping) occurrence. A query term never holds
 //! whitespace, so each of its occurrences lies inside one whitespace-delimited run of the
-//! passage. A build therefore indexes each passage's folded runs as terms (the `runs` field of
-//! the run index, `runs/`), and writes the run vocabulary beside it (`runs.bin`): a term is
-//! looked up by scanning that vocabulary for the runs that contain it, and the passages holding
-//! it are the union of those runs' postings, each run counted as often as the term occurs in
-//! it. The vocabulary is a few hundred kilobytes where the passages are hundreds of megabytes.
+//! passage. A build therefore collects each passage's folded runs ([`Collector`]) and writes
+//! them with their postings to `runs.bin`: a term is looked up by finding the runs that contain
+//! it, and the passages holding it are the union of those runs' postings, each run counted as
+//! often as the term occurs in it. The runs are a few megabytes where the passages are tens or
+//! hundreds.
 //!
-//! A run longer than [`LONG_RUN`] bytes (a pasted blob, a long URL) is indexed as one marker
+//! The postings are our own, not a tantivy field: a run is only ever read whole, by its place
+//! in the vocabulary, so a term dictionary, skip data and document store would be built for
+//! nothing. Building them through a second tantivy index cost more CPU than anything else in
+//! `index build` on long documents; collecting them directly costs a hash lookup per run.
+//!
+//! A run longer than [`LONG_RUN`] bytes (a pasted blob, a long URL) is collected as one marker
 //! term instead of itself, so the vocabulary stays small; passages under the marker are counted
 //! by reading their text.
 //!
 //! Scanning the whole vocabulary for each query term cost more than everything else a search
 //! does on long documents (a few megabytes of runs, once per term), so the build also writes
 //! which runs hold each byte trigram: a term of three bytes or more is looked up by reading the
-//! shortest of its trigrams' lists and checking each run on it. A run's place in the vocabulary
-//! is its ordinal in the `runs` field's term dictionary (both are in term order, and the
-//! vocabulary is written from that dictionary), so its postings are read by ordinal, without a
-//! second lookup by text: the vocabulary keeps where each run's postings start in the field's
-//! postings (a term's postings follow the previous term's), which at open is checked against
-//! the dictionary's own first and last terms.
+//! shortest of its trigrams' lists and checking each run on it.
 //!
-//! Layout of `runs.bin`, little-endian: the magic `THRNRUN2`, the entry count (u64), the text
-//! area's length (u64), the trigram count (u64), the trigram lists' length in bytes (u64), where
-//! the last run's postings end (u64); one 20-byte record per entry in term order — where its
-//! text starts (u64), how many documents hold it (u32, deleted ones included, as tantivy
-//! counts), where its postings start (u64); then the text area, every entry
-//! followed by a line feed (never part of a run); then one 16-byte record per trigram in byte
-//! order — the trigram (u32, its three bytes big-endian), how many runs hold it (u32), where its
-//! list starts (u64); then the lists: each run's entry number, ascending, as LEB128 gaps from
-//! the previous one (the first from zero). The long-run marker is on no list.
+//! Rows: a run's postings name passages by `seq`, which is also each passage's document number
+//! in the word index (one segment, written in `seq` order; opening a build checks it), so the
+//! word index's live rows filter them after a purge.
+//!
+//! Layout of `runs.bin`, little-endian: the magic `THRNRUN3`, the entry count (u64), the text
+//! area's length (u64), the trigram count (u64), the trigram lists' length in bytes (u64), the
+//! postings area's length in bytes (u64), the rows the postings may name (u64, the build's
+//! passage count); one 20-byte record per entry in byte order of its run — where its text
+//! starts (u64), how many passages hold it (u32), where its postings start (u64); then the text
+//! area, every entry followed by a line feed (never part of a run); then one 16-byte record per
+//! trigram in byte order — the trigram (u32, its three bytes big-endian), how many runs hold it
+//! (u32), where its list starts (u64); then the lists: each run's entry number, ascending, as
+//! LEB128 gaps from the previous one (the first from zero); then the postings, entry after
+//! entry: for each passage holding the run, ascending, the gap from the previous passage's
+//! `seq` (the first from zero) and how often the run occurs in it, both LEB128. The long-run
+//! marker is on no trigram list.
 
 use super::mapped::{self, u32_at, u64_at};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 use tantivy::directory::OwnedBytes;
-use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
 /// The vocabulary's file name inside a build directory.
 pub const RUNS_FILE: &str = "runs.bin";
-/// Analyzer name of the `runs` field.
-pub const RUNS: &str = "theurian_runs";
-/// Runs longer than this many bytes (folded) are indexed as [`long_marker`].
+/// Runs longer than this many bytes (folded) are collected as [`long_marker`].
 pub const LONG_RUN: usize = 256;
 
-const MAGIC: &[u8; 8] = b"THRNRUN2";
+const MAGIC: &[u8; 8] = b"THRNRUN3";
 /// Haystacks up to this long are searched by comparing at every start.
 const SHORT_HAY: usize = 64;
-const HEADER: usize = 48;
+const HEADER: usize = 56;
 const RECORD: usize = 20;
 const GRAM_RECORD: usize = 16;
 
 /// The term standing for every run longer than [`LONG_RUN`]: itself longer than that, so no
-/// run is ever indexed as it.
+/// run is ever collected as it.
 pub fn long_marker() -> &'static str {
     static MARKER: std::sync::LazyLock<String> =
         std::sync::LazyLock::new(|| "~".repeat(LONG_RUN + 1));
@@ -81,67 +86,125 @@ pub fn fold_into(text: &str, out: &mut String) {
     out.extend(text.chars().map(fold_char));
 }
 
-/// Splits on whitespace and folds each run; see the module documentation.
-#[derive(Debug, Clone, Default)]
-pub struct RunTokenizer {
-    token: Token,
+/// The ASCII characters `char::is_whitespace` holds for (tab to carriage return, and space;
+/// not the separators 0x1C to 0x1F, which `u8::is_ascii_whitespace` also leaves out along with
+/// the vertical tab, which it should not).
+fn ascii_space(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | b' ')
 }
 
-/// The runs of one text.
-pub struct RunStream<'a> {
-    rest: std::str::CharIndices<'a>,
-    text: &'a str,
-    token: &'a mut Token,
-}
-
-impl Tokenizer for RunTokenizer {
-    type TokenStream<'a> = RunStream<'a>;
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> RunStream<'a> {
-        self.token.reset();
-        self.token.position = usize::MAX;
-        RunStream {
-            rest: text.char_indices(),
-            text,
-            token: &mut self.token,
-        }
-    }
-}
-
-impl TokenStream for RunStream<'_> {
-    fn advance(&mut self) -> bool {
-        let start = loop {
-            match self.rest.next() {
-                Some((_, c)) if c.is_whitespace() => continue,
-                Some((at, _)) => break at,
-                None => return false,
-            }
-        };
-        let mut end = self.text.len();
-        for (at, c) in self.rest.by_ref() {
-            if c.is_whitespace() {
-                end = at;
-                break;
+/// Calls `each` with every run of `text` between whitespace, folded, in order; an over-long
+/// one as the marker. `folded` is scratch space kept by the caller.
+pub fn for_each_run(text: &str, folded: &mut Vec<u8>, mut each: impl FnMut(&[u8])) {
+    let marker = long_marker().as_bytes();
+    if text.is_ascii() {
+        // Byte by byte: ASCII folds and splits without decoding characters.
+        for run in text.as_bytes().split(|b| ascii_space(*b)) {
+            if run.len() > LONG_RUN {
+                each(marker);
+            } else if !run.is_empty() {
+                folded.clear();
+                folded.extend(run.iter().map(u8::to_ascii_lowercase));
+                each(folded);
             }
         }
-        let run = &self.text[start..end];
-        self.token.text.clear();
-        self.token.text.extend(run.chars().map(fold_char));
-        if self.token.text.len() > LONG_RUN {
-            self.token.text.clear();
-            self.token.text.push_str(long_marker());
+        return;
+    }
+    let mut utf8 = [0u8; 4];
+    for run in text.split_whitespace() {
+        folded.clear();
+        for c in run.chars() {
+            folded.extend_from_slice(fold_char(c).encode_utf8(&mut utf8).as_bytes());
         }
-        self.token.offset_from = start;
-        self.token.offset_to = end;
-        self.token.position = self.token.position.wrapping_add(1);
-        true
+        each(if folded.len() > LONG_RUN { marker } else { folded });
+    }
+}
+
+/// One run's postings while a build collects them.
+#[derive(Default)]
+struct Collecting {
+    /// Passages holding it so far.
+    passages: u32,
+    /// The last passage given a posting (the next gap is taken from it).
+    last: u32,
+    /// Occurrences in the passage being collected.
+    here: u32,
+    /// Its postings so far, encoded as `runs.bin` holds them.
+    encoded: Vec<u8>,
+}
+
+/// Every passage's runs with their postings, collected passage by passage in `seq` order and
+/// written as `runs.bin` ([`Collector::write`]).
+#[derive(Default)]
+pub struct Collector {
+    /// Each run seen, by its number (the order it was first seen in). The hasher is seeded per
+    /// process, so text crafted to collide cannot slow a build; the file never depends on it.
+    numbers: HashMap<Box<[u8]>, u32, std::hash::RandomState>,
+    runs: Vec<Collecting>,
+    /// Runs of the passage being collected.
+    touched: Vec<u32>,
+    folded: Vec<u8>,
+    /// Passages collected (the next passage's `seq`).
+    passages: u32,
+}
+
+impl Collector {
+    /// Collects the next passage's runs (`text` is its heading and text, as searched).
+    pub fn add(&mut self, text: &str) -> std::io::Result<()> {
+        let row = self.passages;
+        self.passages = row.checked_add(1).ok_or_else(|| {
+            std::io::Error::other("a build holds more passages than the run postings can number")
+        })?;
+        let Collector {
+            numbers,
+            runs,
+            touched,
+            folded,
+            ..
+        } = self;
+        for_each_run(text, folded, |run| {
+            let number = match numbers.get(run) {
+                Some(n) => *n,
+                None => {
+                    let n = runs.len() as u32;
+                    numbers.insert(run.into(), n);
+                    runs.push(Collecting::default());
+                    n
+                }
+            };
+            let collecting = &mut runs[number as usize];
+            if collecting.here == 0 {
+                touched.push(number);
+            }
+            collecting.here = collecting.here.saturating_add(1);
+        });
+        for number in touched.drain(..) {
+            let c = &mut runs[number as usize];
+            push_leb128(&mut c.encoded, row - c.last);
+            push_leb128(&mut c.encoded, c.here);
+            (c.last, c.here) = (row, 0);
+            c.passages += 1;
+        }
+        Ok(())
     }
 
-    fn token(&self) -> &Token {
-        self.token
-    }
-
-    fn token_mut(&mut self) -> &mut Token {
-        self.token
+    /// Writes `runs.bin` into `dir`: the runs in byte order, their trigram lists and postings.
+    pub fn write(self, dir: &Path) -> std::io::Result<()> {
+        let mut ordered: Vec<(Box<[u8]>, u32)> = self.numbers.into_iter().collect();
+        ordered.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let runs = self.runs;
+        write(
+            dir,
+            u64::from(self.passages),
+            ordered.iter().map(|(run, number)| {
+                let c = &runs[*number as usize];
+                Entry {
+                    run,
+                    passages: c.passages,
+                    postings: &c.encoded,
+                }
+            }),
+        )
     }
 }
 
@@ -235,41 +298,37 @@ fn push_leb128(out: &mut Vec<u8>, mut value: u32) {
     out.push(value as u8);
 }
 
-/// One run as the term dictionary holds it.
+/// One run as `runs.bin` holds it.
 pub struct Entry<'a> {
     pub run: &'a [u8],
-    pub doc_freq: u32,
-    /// Its postings' byte range in the field's postings.
-    pub postings: std::ops::Range<usize>,
+    /// Passages holding it.
+    pub passages: u32,
+    /// Its postings, encoded.
+    pub postings: &'a [u8],
 }
 
-/// Writes the vocabulary of a built segment's `runs` field: `terms` in term order, and the
-/// trigram lists over them. Postings must follow one another in term order, as tantivy writes
-/// them; a dictionary where they do not is refused.
-pub fn write<'a>(dir: &Path, terms: impl Iterator<Item = Entry<'a>>) -> std::io::Result<()> {
+/// Writes `runs.bin` into `dir`: `terms` in byte order of their runs, postings naming rows
+/// below `rows`, and the trigram lists over the runs.
+pub fn write<'a>(
+    dir: &Path,
+    rows: u64,
+    terms: impl Iterator<Item = Entry<'a>>,
+) -> std::io::Result<()> {
     let (count, _) = terms.size_hint();
     let mut records = Vec::with_capacity(count.saturating_mul(RECORD));
     let mut text = Vec::new();
     let mut entries: Vec<&[u8]> = Vec::with_capacity(count);
-    let mut postings_end = 0usize;
-    for Entry {
-        run: term,
-        doc_freq,
-        postings,
-    } in terms
-    {
-        if postings.start != postings_end || postings.end < postings.start {
-            return Err(std::io::Error::other(
-                "the runs' postings do not follow one another in term order",
-            ));
-        }
-        postings_end = postings.end;
+    let mut postings: Vec<&[u8]> = Vec::with_capacity(count);
+    let mut postings_len = 0usize;
+    for entry in terms {
         records.extend_from_slice(&(text.len() as u64).to_le_bytes());
-        records.extend_from_slice(&doc_freq.to_le_bytes());
-        records.extend_from_slice(&(postings.start as u64).to_le_bytes());
-        text.extend_from_slice(term);
+        records.extend_from_slice(&entry.passages.to_le_bytes());
+        records.extend_from_slice(&(postings_len as u64).to_le_bytes());
+        text.extend_from_slice(entry.run);
         text.push(b'\n');
-        entries.push(term);
+        entries.push(entry.run);
+        postings_len += entry.postings.len();
+        postings.push(entry.postings);
     }
     let mut gram_records = Vec::new();
     let mut gram_area = Vec::new();
@@ -290,68 +349,24 @@ pub fn write<'a>(dir: &Path, terms: impl Iterator<Item = Entry<'a>>) -> std::io:
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     out.write_all(MAGIC)?;
     for n in [
-        entries.len(),
-        text.len(),
-        grams.len(),
-        gram_area.len(),
-        postings_end,
+        entries.len() as u64,
+        text.len() as u64,
+        grams.len() as u64,
+        gram_area.len() as u64,
+        postings_len as u64,
+        rows,
     ] {
-        out.write_all(&(n as u64).to_le_bytes())?;
+        out.write_all(&n.to_le_bytes())?;
     }
     out.write_all(&records)?;
     out.write_all(&text)?;
     out.write_all(&gram_records)?;
     out.write_all(&gram_area)?;
+    for list in postings {
+        out.write_all(list)?;
+    }
     let file = out.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()
-}
-
-/// Writes `runs.bin` for the built `index` (one segment, or none when it holds no passage)
-/// from its `field`'s term dictionary.
-pub fn write_vocabulary(
-    index: &tantivy::Index,
-    field: tantivy::schema::Field,
-    dir: &Path,
-) -> Result<(), String> {
-    let reader = index.reader().map_err(|e| e.to_string())?;
-    let searcher = reader.searcher();
-    let segments = searcher.segment_readers();
-    let Some(segment) = segments.first() else {
-        return write(dir, std::iter::empty()).map_err(|e| e.to_string());
-    };
-    if segments.len() > 1 {
-        return Err(format!(
-            "the build holds {} segments, not one",
-            segments.len()
-        ));
-    }
-    let inverted = segment.inverted_index(field).map_err(|e| e.to_string())?;
-    let dictionary = inverted.terms();
-    let mut stream = dictionary.stream().map_err(|e| e.to_string())?;
-    // Every run's bytes in one buffer, not one allocation per run: the vocabulary is written
-    // after the run index commits, at the end of a build, where nothing else is left to run.
-    let mut keys: Vec<u8> = Vec::new();
-    let mut terms: Vec<(std::ops::Range<usize>, u32, std::ops::Range<usize>)> =
-        Vec::with_capacity(dictionary.num_terms());
-    while stream.advance() {
-        let start = keys.len();
-        keys.extend_from_slice(stream.key());
-        let info = stream.value();
-        terms.push((
-            start..keys.len(),
-            info.doc_freq,
-            info.postings_range.clone(),
-        ));
-    }
-    write(
-        dir,
-        terms.iter().map(|(key, doc_freq, postings)| Entry {
-            run: keys.get(key.clone()).unwrap_or_default(),
-            doc_freq: *doc_freq,
-            postings: postings.clone(),
-        }),
-    )
-    .map_err(|e| e.to_string())
 }
 
 /// A run of the vocabulary that holds a looked-up term.
@@ -359,9 +374,9 @@ pub fn write_vocabulary(
 pub struct Match<'a> {
     /// The run as indexed.
     pub run: &'a [u8],
-    /// Its ordinal in the `runs` field's term dictionary (its postings are read by it).
+    /// Its place in the vocabulary (its postings are read by it).
     pub ordinal: u32,
-    /// Documents holding the run (deleted ones included).
+    /// Passages holding the run (purged ones included).
     pub doc_freq: u32,
     /// How often the looked-up term occurs in the run.
     pub occurrences: u32,
@@ -376,7 +391,10 @@ pub struct Vocabulary {
     grams_at: usize,
     gram_count: usize,
     lists_at: usize,
-    postings_end: u64,
+    postings_at: usize,
+    postings_len: usize,
+    /// The rows postings may name (the build's passages).
+    rows: u64,
     /// The long-run marker's entry, when any passage holds an over-long run.
     marker: Option<u32>,
 }
@@ -409,22 +427,27 @@ impl Vocabulary {
         let (count, text_at) = mapped::records(data, MAGIC, HEADER, RECORD, damaged)?;
         let field = |at: usize| u64_at(data, at).unwrap_or(u64::MAX);
         let (text_len, gram_count, lists_len) = (field(16), field(24), field(32));
-        let postings_end = field(40);
+        let (postings_len, rows) = (field(40), field(48));
         let gram_bytes = gram_count.saturating_mul(GRAM_RECORD as u64);
-        if sum(&[text_at as u64, text_len, gram_bytes, lists_len]) != Some(data.len()) {
+        let areas = [text_at as u64, text_len, gram_bytes, lists_len, postings_len];
+        if sum(&areas) != Some(data.len()) {
             return Err(damaged("its areas do not add up to the file's length"));
         }
         // The sum fitted, so each part does.
         let text_len = text_len as usize;
         let grams_at = text_at + text_len;
+        let lists_at = grams_at + gram_bytes as usize;
+        let postings_end = postings_len;
         let mut vocabulary = Vocabulary {
             count: count as usize,
             text_at,
             text_len,
             grams_at,
             gram_count: gram_count as usize,
-            lists_at: grams_at + gram_bytes as usize,
-            postings_end,
+            lists_at,
+            postings_at: lists_at + lists_len as usize,
+            postings_len: postings_len as usize,
+            rows,
             bytes,
             marker: None,
         };
@@ -485,47 +508,44 @@ impl Vocabulary {
         u64_at(self.bytes.as_slice(), HEADER + i * RECORD + 12).unwrap_or(0)
     }
 
-    /// Entry `ordinal`'s term info: where its postings lie and how many documents they list.
-    /// Positions are never read through it.
-    pub fn term_info(&self, ordinal: u32) -> tantivy::postings::TermInfo {
-        let i = ordinal as usize;
-        let end = if i + 1 < self.count {
-            self.postings_start(i + 1)
-        } else {
-            self.postings_end
-        };
-        tantivy::postings::TermInfo {
-            doc_freq: self.doc_freq(i),
-            postings_range: self.postings_start(i) as usize..end as usize,
-            positions_range: 0..0,
-        }
+    /// The rows postings may name: the build's passage count.
+    pub fn rows(&self) -> u64 {
+        self.rows
     }
 
-    /// Checks the vocabulary against the field's term dictionary: the same number of terms,
-    /// and the first and last runs' postings where the dictionary has them. Postings start in
-    /// order (checked at open), so every run's then lies inside the field's postings.
-    pub fn check_against(&self, terms: &tantivy::termdict::TermDictionary) -> Result<(), String> {
-        let refuse = |what: &str| Err(format!("{RUNS_FILE} does not match the index: {what}"));
-        if terms.num_terms() != self.count {
-            return refuse(&format!(
-                "it holds {} runs where the index holds {}",
-                self.count,
-                terms.num_terms()
-            ));
-        }
-        for i in [0, self.count.saturating_sub(1)]
-            .into_iter()
-            .take(self.count)
-        {
-            let expected = terms.get(self.entry(i)).map_err(|e| e.to_string())?;
-            let held = self.term_info(i as u32);
-            if expected.as_ref().map(|t| (t.doc_freq, &t.postings_range))
-                != Some((held.doc_freq, &held.postings_range))
-            {
-                return refuse(&format!("run {i} has other postings"));
+    /// Entry `ordinal`'s postings: each passage (`seq`) holding its run, ascending, with how
+    /// often the run occurs there. A damaged list ends early; it never names a row past
+    /// [`Vocabulary::rows`].
+    pub fn postings(&self, ordinal: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let i = ordinal as usize;
+        let (start, end) = if i < self.count {
+            let end = if i + 1 < self.count {
+                self.postings_start(i + 1)
+            } else {
+                self.postings_len as u64
+            };
+            (self.postings_start(i) as usize, end as usize)
+        } else {
+            (0, 0)
+        };
+        let area = self
+            .bytes
+            .as_slice()
+            .get(self.postings_at..self.postings_at + self.postings_len)
+            .unwrap_or_default();
+        let mut list = area.get(start..end).unwrap_or_default();
+        let (mut row, mut first, rows) = (0u32, true, self.rows);
+        std::iter::from_fn(move || {
+            let gap = read_leb128(&mut list)?;
+            let count = read_leb128(&mut list)?;
+            row = row.checked_add(gap)?;
+            // Rows ascend strictly: after the first, a zero gap is damage.
+            if (gap == 0 && !first) || u64::from(row) >= rows {
+                return None;
             }
-        }
-        Ok(())
+            first = false;
+            Some((row, count))
+        })
     }
 
     fn text(&self) -> &[u8] {
@@ -580,7 +600,7 @@ impl Vocabulary {
         let lists = self
             .bytes
             .as_slice()
-            .get(self.lists_at..)
+            .get(self.lists_at..self.postings_at)
             .unwrap_or_default();
         let end = if lo + 1 < self.gram_count {
             self.gram_record(lo + 1).2
@@ -696,24 +716,28 @@ fn intersect(
     })
 }
 
+/// The next LEB128 number of `list`, moving past it; None at the end or on damage.
+fn read_leb128(list: &mut &[u8]) -> Option<u32> {
+    let (mut value, mut shift) = (0u32, 0u32);
+    loop {
+        let (byte, rest) = list.split_first()?;
+        *list = rest;
+        if shift > 28 {
+            return None;
+        }
+        value |= u32::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+        shift += 7;
+    }
+}
+
 /// The entry numbers of one encoded list, ascending; a damaged list ends early.
 fn decode(mut list: &[u8]) -> impl Iterator<Item = u32> + '_ {
     let mut previous = 0u32;
     std::iter::from_fn(move || {
-        let (mut gap, mut shift) = (0u32, 0u32);
-        loop {
-            let (byte, rest) = list.split_first()?;
-            list = rest;
-            if shift > 28 {
-                return None;
-            }
-            gap |= u32::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                break;
-            }
-            shift += 7;
-        }
-        previous = previous.checked_add(gap)?;
+        previous = previous.checked_add(read_leb128(&mut list)?)?;
         Some(previous)
     })
 }
@@ -723,13 +747,87 @@ mod tests {
     use super::*;
 
     fn runs(text: &str) -> Vec<String> {
-        let mut tokenizer = RunTokenizer::default();
-        let mut stream = tokenizer.token_stream(text);
         let mut out = Vec::new();
-        while stream.advance() {
-            out.push(stream.token().text.clone());
-        }
+        for_each_run(text, &mut Vec::new(), |run| {
+            out.push(String::from_utf8_lossy(run).into_owned())
+        });
         out
+    }
+
+    /// The runs as the definition gives them: split where `char::is_whitespace` holds, each
+    /// character folded, an over-long run as the marker.
+    fn runs_by_definition(text: &str) -> Vec<String> {
+        text.split(char::is_whitespace)
+            .filter(|run| !run.is_empty())
+            .map(|run| run.chars().map(fold_char).collect::<String>())
+            .map(|run| match run.len() > LONG_RUN {
+                true => long_marker().to_owned(),
+                false => run,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_ascii_path_splits_and_folds_as_the_definition_does() {
+        let every_byte: String = (0u8..128).map(char::from).collect();
+        for text in [
+            every_byte.clone(),
+            every_byte.chars().rev().collect(),
+            format!("a\u{0b}b\u{0c}c\u{1c}d\u{1f}e {}", "Z".repeat(LONG_RUN + 1)),
+            format!("{} {}", "q".repeat(LONG_RUN), "Q".repeat(LONG_RUN)),
+        ] {
+            assert!(text.is_ascii());
+            assert_eq!(runs(&text), runs_by_definition(&text), "{text:?}");
+        }
+        let mixed = format!("{every_byte} \u{85}x\u{a0}ÉÉ\u{2028}y");
+        assert_eq!(runs(&mixed), runs_by_definition(&mixed));
+    }
+
+    /// `runs.bin` collected from `passages`, opened.
+    fn collected(passages: &[&str]) -> (tempfile::TempDir, Vocabulary) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut collector = Collector::default();
+        for text in passages {
+            collector.add(text).expect("add");
+        }
+        collector.write(dir.path()).expect("write");
+        let v = Vocabulary::open(dir.path()).expect("open");
+        (dir, v)
+    }
+
+    #[test]
+    fn collected_postings_list_each_runs_passages_and_counts_in_order() {
+        let long = "x".repeat(LONG_RUN + 3);
+        let passages = [
+            "The state hash\nthe STATE",
+            "",
+            "hash hash hash",
+            &long,
+            "Straße the",
+            &format!("the {long} {long}"),
+        ];
+        let (_dir, v) = collected(&passages);
+        assert_eq!(v.rows(), passages.len() as u64);
+        let mut expected: std::collections::BTreeMap<String, Vec<(u32, u32)>> = Default::default();
+        for (row, text) in passages.iter().enumerate() {
+            let mut counts: std::collections::BTreeMap<String, u32> = Default::default();
+            for run in runs_by_definition(text) {
+                *counts.entry(run).or_default() += 1;
+            }
+            for (run, count) in counts {
+                expected.entry(run).or_default().push((row as u32, count));
+            }
+        }
+        assert_eq!(v.len(), expected.len());
+        for (ordinal, (run, postings)) in expected.iter().enumerate() {
+            assert_eq!(v.find(run.as_bytes()), Some((ordinal as u32, postings.len() as u32)));
+            assert_eq!(v.postings(ordinal as u32).collect::<Vec<_>>(), *postings, "{run}");
+        }
+        assert_eq!(
+            v.postings(v.marker_ordinal().expect("marker")).collect::<Vec<_>>(),
+            [(3, 1), (5, 2)]
+        );
+        assert_eq!(v.postings(v.len() as u32).count(), 0, "past the last entry");
     }
 
     #[test]
@@ -753,23 +851,36 @@ mod tests {
         assert_eq!(occurrences(b"", &finder), 0);
     }
 
-    /// Entries whose postings are as long as their document frequencies, back to back.
-    fn entries<'a>(terms: &'a [(&'a str, u32)]) -> impl Iterator<Item = Entry<'a>> + 'a {
-        let mut at = 0usize;
-        terms.iter().map(move |(run, doc_freq)| {
-            let start = at;
-            at += *doc_freq as usize;
-            Entry {
-                run: run.as_bytes(),
-                doc_freq: *doc_freq,
-                postings: start..at,
-            }
+    /// Entries listing as many passages as given, each holding the run once.
+    fn entries<'a>(
+        terms: &'a [(&'a str, u32)],
+        encoded: &'a [Vec<u8>],
+    ) -> impl Iterator<Item = Entry<'a>> + 'a {
+        terms.iter().zip(encoded).map(|((run, passages), postings)| Entry {
+            run: run.as_bytes(),
+            passages: *passages,
+            postings,
         })
+    }
+
+    fn encoded(terms: &[(&str, u32)]) -> Vec<Vec<u8>> {
+        terms
+            .iter()
+            .map(|(_, passages)| {
+                let mut out = Vec::new();
+                for row in 0..*passages {
+                    push_leb128(&mut out, u32::from(row > 0));
+                    push_leb128(&mut out, 1);
+                }
+                out
+            })
+            .collect()
     }
 
     fn vocabulary(terms: &[(&str, u32)]) -> (tempfile::TempDir, Vocabulary) {
         let dir = tempfile::tempdir().expect("tempdir");
-        write(dir.path(), entries(terms)).expect("write");
+        let lists = encoded(terms);
+        write(dir.path(), 100, entries(terms, &lists)).expect("write");
         let v = Vocabulary::open(dir.path()).expect("open");
         (dir, v)
     }
@@ -913,16 +1024,9 @@ mod tests {
     #[test]
     fn a_damaged_vocabulary_is_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let gap = [Entry {
-            run: b"abc",
-            doc_freq: 1,
-            postings: 4..9,
-        }];
-        assert!(
-            write(dir.path(), gap.into_iter()).is_err(),
-            "postings must follow on"
-        );
-        write(dir.path(), entries(&[("abc", 1), ("abd", 2)])).expect("write");
+        let terms = [("abc", 1), ("abd", 2)];
+        let lists = encoded(&terms);
+        write(dir.path(), 2, entries(&terms, &lists)).expect("write");
         let path = dir.path().join(RUNS_FILE);
         let whole = std::fs::read(&path).expect("read");
         let mut bytes = whole.clone();
@@ -936,6 +1040,12 @@ mod tests {
         std::fs::write(&path, &bytes).expect("write");
         let err = Vocabulary::open(dir.path()).expect_err("postings past the end");
         assert!(err.contains("postings"), "{err}");
+        // Postings naming rows past the header's count end there.
+        let mut bytes = whole.clone();
+        bytes[48..56].copy_from_slice(&1u64.to_le_bytes());
+        std::fs::write(&path, &bytes).expect("write");
+        let v = Vocabulary::open(dir.path()).expect("opens");
+        assert_eq!(v.postings(1).collect::<Vec<_>>(), [(0, 1)]);
         let mut bytes = whole;
         bytes[0] = b'X';
         std::fs::write(&path, &bytes).expect("write");

@@ -217,26 +217,12 @@ pub fn ranking(
             )))
         }
     };
-    let run_searcher;
-    let inverted = match kind {
-        Ranked::Words => segment.inverted_index(idx.fields.words),
-        Ranked::Runs => {
-            // Opening checked that the run index is one segment at the same rows.
-            run_searcher = idx.runs_reader.searcher();
-            match run_searcher.segment_readers() {
-                [one] => one.inverted_index(idx.run_fields.runs),
-                _ => {
-                    return Err(SearchError::Index(
-                        "the run index is not one segment".into(),
-                    ))
-                }
-            }
-        }
-    }
-    .map_err(|e| SearchError::Index(e.to_string()))?;
     let rows = Segment::new(segment);
     let mut phrases: Vec<Box<dyn Occurrences + '_>> = match kind {
         Ranked::Words => {
+            let inverted = segment
+                .inverted_index(idx.fields.words)
+                .map_err(|e| SearchError::Index(e.to_string()))?;
             let mut analyzer = word_analyzer();
             terms
                 .iter()
@@ -253,11 +239,10 @@ pub fn ranking(
                 })
                 .collect()
         }
+        // Opening checked that the run postings' rows are the word index's document numbers.
         Ranked::Runs => terms
             .iter()
-            .map(|t| {
-                Box::new(Substring::new(idx, inverted.clone(), t, rows)) as Box<dyn Occurrences>
-            })
+            .map(|t| Box::new(Substring::new(idx, t, rows)) as Box<dyn Occurrences>)
             .collect(),
     };
     // Rows come from live postings only (a purge deletes a passage's row and empties its slot
