@@ -133,13 +133,33 @@ struct Collecting {
     encoded: Vec<u8>,
 }
 
+/// Runs shorter than this are their own hash key, inline ([`Short`]).
+const SHORT_KEY: usize = 16;
+
+/// A run shorter than [`SHORT_KEY`] bytes as a fixed-size key: its bytes, zero-padded, and its
+/// length in the last byte. Looking one up compares in place, where a boxed key is a pointer
+/// to follow into memory the lookup has not touched yet; collecting is bound by such misses.
+type Short = [u8; SHORT_KEY];
+
+fn short_key(run: &[u8]) -> Option<Short> {
+    let mut key = [0u8; SHORT_KEY];
+    key.get_mut(..run.len())?.copy_from_slice(run);
+    key[SHORT_KEY - 1] = u8::try_from(run.len()).ok().filter(|n| usize::from(*n) < SHORT_KEY)?;
+    Some(key)
+}
+
+/// The hasher of the run maps: fast, and seeded per process, so text crafted to collide
+/// cannot slow a build. The file never depends on it.
+type Seeded = foldhash::fast::RandomState;
+
 /// Every passage's runs with their postings, collected passage by passage in `seq` order and
 /// written as `runs.bin` ([`Collector::write`]).
 #[derive(Default)]
 pub struct Collector {
-    /// Each run seen, by its number (the order it was first seen in). The hasher is seeded per
-    /// process, so text crafted to collide cannot slow a build; the file never depends on it.
-    numbers: HashMap<Box<[u8]>, u32, std::hash::RandomState>,
+    /// Each run seen, by its number (the order it was first seen in): short ones inline,
+    /// longer ones boxed.
+    short: HashMap<Short, u32, Seeded>,
+    long: HashMap<Box<[u8]>, u32, Seeded>,
     runs: Vec<Collecting>,
     /// Runs of the passage being collected.
     touched: Vec<u32>,
@@ -156,22 +176,25 @@ impl Collector {
             std::io::Error::other("a build holds more passages than the run postings can number")
         })?;
         let Collector {
-            numbers,
+            short,
+            long,
             runs,
             touched,
             folded,
             ..
         } = self;
         for_each_run(text, folded, |run| {
-            let number = match numbers.get(run) {
-                Some(n) => *n,
-                None => {
-                    let n = runs.len() as u32;
-                    numbers.insert(run.into(), n);
-                    runs.push(Collecting::default());
-                    n
-                }
+            let next = runs.len() as u32;
+            let number = match short_key(run) {
+                Some(key) => *short.entry(key).or_insert(next),
+                None => match long.get(run) {
+                    Some(n) => *n,
+                    None => *long.entry(run.into()).or_insert(next),
+                },
             };
+            if number == next {
+                runs.push(Collecting::default());
+            }
             let collecting = &mut runs[number as usize];
             if collecting.here == 0 {
                 touched.push(number);
@@ -190,8 +213,13 @@ impl Collector {
 
     /// Writes `runs.bin` into `dir`: the runs in byte order, their trigram lists and postings.
     pub fn write(self, dir: &Path) -> std::io::Result<()> {
-        let mut ordered: Vec<(Box<[u8]>, u32)> = self.numbers.into_iter().collect();
-        ordered.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut ordered: Vec<(&[u8], u32)> = self
+            .short
+            .iter()
+            .map(|(key, n)| (&key[..usize::from(key[SHORT_KEY - 1])], *n))
+            .chain(self.long.iter().map(|(run, n)| (&run[..], *n)))
+            .collect();
+        ordered.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let runs = self.runs;
         write(
             dir,
