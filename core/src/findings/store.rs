@@ -48,13 +48,13 @@ pub async fn replace_all(root: &Path, load: &Load) -> Result<PathBuf, CoreError>
                 ]
             })
             .collect();
-        insert(conn, "findings", &["commit_sha", "position", "reviewer", "severity", "finding_text", "provider", "source_uri", "committed_at", "pull_request", "family", "specialist"], &findings).await?;
+        insert(conn, "findings", &["commit_sha", "position", "reviewer", "severity", "finding_text", "provider", "source_uri", "committed_at", "pull_request", "family", "specialist"], findings).await?;
         let rejected: Vec<Vec<Val>> = load
             .rejections
             .iter()
             .map(|r| vec![r.commit_sha.as_str().into(), (r.position as i64).into(), r.raw_line.as_str().into(), r.reason.as_str().into()])
             .collect();
-        insert(conn, "rejected_trailers", &["commit_sha", "position", "raw_line", "reason"], &rejected).await?;
+        insert(conn, "rejected_trailers", &["commit_sha", "position", "raw_line", "reason"], rejected).await?;
         sqlx::query("INSERT INTO findings_metadata (id, findings_schema_version, parser_stamp, built_at) VALUES (1, ?, ?, ?)")
             .bind(SCHEMA_VERSION)
             .bind(PARSER_STAMP)

@@ -75,7 +75,10 @@ const EMBED_QUEUE: usize = 64;
 
 /// Every passage's runs and their postings ([`super::runs`]), from each item's searched texts
 /// in `seq` order, written as `runs.bin` into `dir` once the loop is done.
-fn collect_runs(items: std::sync::mpsc::Receiver<Vec<String>>, dir: &Path) -> Result<(), CoreError> {
+fn collect_runs(
+    items: std::sync::mpsc::Receiver<Vec<String>>,
+    dir: &Path,
+) -> Result<(), CoreError> {
     let mut collector = super::runs::Collector::default();
     for text in items.iter().flatten() {
         collector.add(&text).map_err(index_error)?;

@@ -577,7 +577,13 @@ mod tests {
         let refused = rows_agree(&[vec![0, 2, 1]], 3, 3).expect_err("out of order");
         assert!(refused.contains("seq order"), "{refused}");
         assert!(rows_agree(&[vec![0, 1]], 3, 3).is_err(), "a document short");
-        assert!(rows_agree(&[vec![0], vec![1, 2]], 3, 3).is_err(), "two segments");
-        assert!(rows_agree(&[vec![0, 1, 2]], 2, 3).is_err(), "postings for fewer");
+        assert!(
+            rows_agree(&[vec![0], vec![1, 2]], 3, 3).is_err(),
+            "two segments"
+        );
+        assert!(
+            rows_agree(&[vec![0, 1, 2]], 2, 3).is_err(),
+            "postings for fewer"
+        );
     }
 }

@@ -116,7 +116,11 @@ pub fn for_each_run(text: &str, folded: &mut Vec<u8>, mut each: impl FnMut(&[u8]
         for c in run.chars() {
             folded.extend_from_slice(fold_char(c).encode_utf8(&mut utf8).as_bytes());
         }
-        each(if folded.len() > LONG_RUN { marker } else { folded });
+        each(if folded.len() > LONG_RUN {
+            marker
+        } else {
+            folded
+        });
     }
 }
 
@@ -144,7 +148,9 @@ type Short = [u8; SHORT_KEY];
 fn short_key(run: &[u8]) -> Option<Short> {
     let mut key = [0u8; SHORT_KEY];
     key.get_mut(..run.len())?.copy_from_slice(run);
-    key[SHORT_KEY - 1] = u8::try_from(run.len()).ok().filter(|n| usize::from(*n) < SHORT_KEY)?;
+    key[SHORT_KEY - 1] = u8::try_from(run.len())
+        .ok()
+        .filter(|n| usize::from(*n) < SHORT_KEY)?;
     Some(key)
 }
 
@@ -457,7 +463,13 @@ impl Vocabulary {
         let (text_len, gram_count, lists_len) = (field(16), field(24), field(32));
         let (postings_len, rows) = (field(40), field(48));
         let gram_bytes = gram_count.saturating_mul(GRAM_RECORD as u64);
-        let areas = [text_at as u64, text_len, gram_bytes, lists_len, postings_len];
+        let areas = [
+            text_at as u64,
+            text_len,
+            gram_bytes,
+            lists_len,
+            postings_len,
+        ];
         if sum(&areas) != Some(data.len()) {
             return Err(damaged("its areas do not add up to the file's length"));
         }
@@ -848,11 +860,19 @@ mod tests {
         }
         assert_eq!(v.len(), expected.len());
         for (ordinal, (run, postings)) in expected.iter().enumerate() {
-            assert_eq!(v.find(run.as_bytes()), Some((ordinal as u32, postings.len() as u32)));
-            assert_eq!(v.postings(ordinal as u32).collect::<Vec<_>>(), *postings, "{run}");
+            assert_eq!(
+                v.find(run.as_bytes()),
+                Some((ordinal as u32, postings.len() as u32))
+            );
+            assert_eq!(
+                v.postings(ordinal as u32).collect::<Vec<_>>(),
+                *postings,
+                "{run}"
+            );
         }
         assert_eq!(
-            v.postings(v.marker_ordinal().expect("marker")).collect::<Vec<_>>(),
+            v.postings(v.marker_ordinal().expect("marker"))
+                .collect::<Vec<_>>(),
             [(3, 1), (5, 2)]
         );
         assert_eq!(v.postings(v.len() as u32).count(), 0, "past the last entry");
@@ -884,11 +904,14 @@ mod tests {
         terms: &'a [(&'a str, u32)],
         encoded: &'a [Vec<u8>],
     ) -> impl Iterator<Item = Entry<'a>> + 'a {
-        terms.iter().zip(encoded).map(|((run, passages), postings)| Entry {
-            run: run.as_bytes(),
-            passages: *passages,
-            postings,
-        })
+        terms
+            .iter()
+            .zip(encoded)
+            .map(|((run, passages), postings)| Entry {
+                run: run.as_bytes(),
+                passages: *passages,
+                postings,
+            })
     }
 
     fn encoded(terms: &[(&str, u32)]) -> Vec<Vec<u8>> {

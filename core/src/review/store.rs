@@ -270,12 +270,12 @@ async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
             })
             .collect();
         insert(conn, "review_records", &["relative_path", "record_key", "kind", "provider", "repository", "pull_request", "thread_state",
-            "file_path", "source_uri", "author_external_id", "author_display_name", "last_seen_run_id", "last_seen_at"], &records).await?;
+            "file_path", "source_uri", "author_external_id", "author_display_name", "last_seen_run_id", "last_seen_at"], records).await?;
         let participants: Vec<Vec<Val>> = load
             .iter()
             .flat_map(|p| p.participants.iter().enumerate().map(|(i, id)| vec![p.rel.as_str().into(), (i as i64).into(), id.as_str().into()]))
             .collect();
-        insert(conn, "review_participants", &["relative_path", "position", "external_id"], &participants).await?;
+        insert(conn, "review_participants", &["relative_path", "position", "external_id"], participants).await?;
         let texts: Vec<Vec<Val>> = load
             .iter()
             .flat_map(|p| {
@@ -284,7 +284,7 @@ async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
                 })
             })
             .collect();
-        insert(conn, "review_texts", &["relative_path", "position", "channel", "content"], &texts).await?;
+        insert(conn, "review_texts", &["relative_path", "position", "channel", "content"], texts).await?;
         let times: Vec<Vec<Val>> = load
             .iter()
             .filter_map(|p| {
@@ -304,8 +304,8 @@ async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
             })
             .collect();
         insert(conn, "review_decisions", &["relative_path", "kind", "decided_at", "text", "category", "commit_sha", "decided_by_id",
-            "decided_by_name"], &decisions).await?;
-        insert(conn, "review_thread_times", &["relative_path", "opened_at", "last_comment_at", "comments"], &times).await?;
+            "decided_by_name"], decisions).await?;
+        insert(conn, "review_thread_times", &["relative_path", "opened_at", "last_comment_at", "comments"], times).await?;
         sqlx::query("INSERT INTO review_search_metadata (id, review_search_schema_version, evidence_format_version, built_at) VALUES (1, ?, ?, ?)")
             .bind(SCHEMA_VERSION)
             .bind(format_version())

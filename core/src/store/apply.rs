@@ -365,7 +365,8 @@ impl Mirror {
     }
 
     /// Replaces the project's rows with the mirror, table by table, children after parents.
-    async fn write(&self, conn: &mut SqliteConnection, project: &str) -> Result<(), sqlx::Error> {
+    /// The mirror is taken, so revision bodies move into the statements instead of being copied.
+    async fn write(self, conn: &mut SqliteConnection, project: &str) -> Result<(), sqlx::Error> {
         for table in [
             "source_anchors",
             "knowledge_evidence",
@@ -385,9 +386,14 @@ impl Mirror {
             .await?;
         }
         let p = || Val::from(project);
-        let revisions: Vec<Vec<Val>> = self.revisions.iter().map(|r| r.values.clone()).collect();
-        insert(conn, "knowledge_revisions", REVISION_COLUMNS, &revisions).await?;
-        insert(conn, "source_anchors", ANCHOR_COLUMNS, &self.anchors).await?;
+        let surfaceable = self
+            .items
+            .values()
+            .filter(|i| crate::knowledge::SURFACEABLE.contains(&i.status.as_str()))
+            .count() as i64;
+        let revisions: Vec<Vec<Val>> = self.revisions.into_iter().map(|r| r.values).collect();
+        insert(conn, "knowledge_revisions", REVISION_COLUMNS, revisions).await?;
+        insert(conn, "source_anchors", ANCHOR_COLUMNS, self.anchors).await?;
         let items: Vec<Vec<Val>> = self
             .items
             .iter()
@@ -427,7 +433,7 @@ impl Mirror {
                 "valid_from",
                 "valid_to",
             ],
-            &items,
+            items,
         )
         .await?;
         let aliases: Vec<Vec<Val>> = self
@@ -446,7 +452,7 @@ impl Mirror {
             conn,
             "knowledge_aliases",
             &["alias", "item_id", "project_id", "created_at"],
-            &aliases,
+            aliases,
         )
         .await?;
         let relations: Vec<Vec<Val>> = self
@@ -474,11 +480,11 @@ impl Mirror {
                 "note",
                 "created_at",
             ],
-            &relations,
+            relations,
         )
         .await?;
-        let evidence: Vec<Vec<Val>> = self.evidence.iter().map(|(_, _, v)| v.clone()).collect();
-        insert(conn, "knowledge_evidence", EVIDENCE_COLUMNS, &evidence).await?;
+        let evidence: Vec<Vec<Val>> = self.evidence.into_iter().map(|(_, _, v)| v).collect();
+        insert(conn, "knowledge_evidence", EVIDENCE_COLUMNS, evidence).await?;
         let specs: Vec<Vec<Val>> = self
             .specs
             .iter()
@@ -514,7 +520,7 @@ impl Mirror {
                 "valid_to",
                 "superseded_by",
             ],
-            &specs,
+            specs,
         )
         .await?;
         let history: Vec<Vec<Val>> = self
@@ -540,19 +546,14 @@ impl Mirror {
                 "applied_at",
                 "sequence",
             ],
-            &history,
+            history,
         )
         .await?;
-        let surfaceable = self
-            .items
-            .values()
-            .filter(|i| crate::knowledge::SURFACEABLE.contains(&i.status.as_str()))
-            .count() as i64;
         insert(
             conn,
             "project_integrity",
             &["project_id", "expected_surfaceable_count"],
-            &[vec![p(), surfaceable.into()]],
+            vec![vec![p(), surfaceable.into()]],
         )
         .await?;
         Ok(())
