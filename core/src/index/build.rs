@@ -53,9 +53,9 @@ const BUILD: &str = "theurian index build";
 
 /// Every passage's embedding, as little-endian bytes, from each item's passage texts in the
 /// order the indexing loop sends them (which is `seq` order), written to `path` once the loop
-/// is done. One thread embeds while the loop feeds the single indexing thread: the two cores
-/// each carry one, and the embedding side, the lighter, also writes its file while the index
-/// is still being written.
+/// is done. One thread embeds, and another collects the run postings ([`collect_runs`]), while
+/// the loop feeds the word index's single indexing thread; each writes its file while the word
+/// index is still being written.
 fn embed_passages(
     items: std::sync::mpsc::Receiver<Vec<String>>,
     path: &Path,

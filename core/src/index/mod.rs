@@ -1,6 +1,6 @@
 //! The retrieval index: passages of every servable revision in a tantivy index (a word field
-//! and a whitespace-run field, ranked with the reference's bm25; filter fields), with the run
-//! vocabulary (`runs.bin`), the passage table
+//! ranked with the reference's bm25; filter fields), with the whitespace runs and their
+//! postings (`runs.bin`, for the substring retriever, ranked the same way), the passage table
 //! (`passages.bin`: each passage's ids, labels and text, memory-mapped) and the hashed
 //! character-trigram embeddings beside it, one directory per build, published by swapping
 //! `.theurian/state/active-index.json`.
