@@ -70,8 +70,9 @@ fn embed_passages(
     write_atomic(path, &out, 0o644)
 }
 
-/// How many items' passages may wait for the embedding thread before the indexing loop waits.
-const EMBED_QUEUE: usize = 64;
+/// How many items' passages may wait for the embedding thread, or the run collector, before
+/// the indexing loop waits.
+const FEED_QUEUE: usize = 64;
 
 /// Every passage's runs and their postings ([`super::runs`]), from each item's searched texts
 /// in `seq` order, written as `runs.bin` into `dir` once the loop is done.
@@ -242,7 +243,7 @@ pub fn write_build(
         let (to_embedder, embedding) = if options.no_embeddings {
             (None, None)
         } else {
-            let (send, receive) = std::sync::mpsc::sync_channel(EMBED_QUEUE);
+            let (send, receive) = std::sync::mpsc::sync_channel(FEED_QUEUE);
             let path = building.join(pointer::EMBEDDINGS_FILE);
             (
                 Some(send),
@@ -250,7 +251,7 @@ pub fn write_build(
             )
         };
         let embedder_gone = || index_error("a passage could not be embedded");
-        let (to_runs, from_feed) = std::sync::mpsc::sync_channel(EMBED_QUEUE);
+        let (to_runs, from_feed) = std::sync::mpsc::sync_channel(FEED_QUEUE);
         let runs_written = scope.spawn(move || collect_runs(from_feed, building));
         let fed = feed(
             &mut writer,

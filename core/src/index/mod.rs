@@ -23,3 +23,10 @@ pub mod runs;
 pub mod search;
 pub mod status;
 pub mod terms;
+
+/// Every ASCII character once, in order: the text the ASCII fast paths are checked against
+/// their general twins with.
+#[cfg(test)]
+pub(crate) fn every_ascii_char() -> String {
+    (0u8..128).map(char::from).collect()
+}

@@ -75,7 +75,7 @@ fn gate_groups(passages: &PassageTable) -> (Vec<u32>, Vec<u32>) {
     (group, first)
 }
 
-/// A reader over one of a build's passage indexes. Passages are read from the mapped table,
+/// A reader over a build's word index. Passages are read from the mapped table,
 /// never from a doc store, so the reader keeps no decompressed blocks around; a build never
 /// changes, so it is never reloaded.
 fn passage_reader(index: &Index) -> Result<IndexReader, String> {

@@ -477,7 +477,6 @@ impl Vocabulary {
         let text_len = text_len as usize;
         let grams_at = text_at + text_len;
         let lists_at = grams_at + gram_bytes as usize;
-        let postings_end = postings_len;
         let mut vocabulary = Vocabulary {
             count: count as usize,
             text_at,
@@ -499,7 +498,7 @@ impl Vocabulary {
             if start < previous || start >= text_len as u64 {
                 return Err(damaged(&format!("entry {i} starts out of order")));
             }
-            if postings < previous_postings || postings > postings_end {
+            if postings < previous_postings || postings > postings_len {
                 return Err(damaged(&format!("entry {i}'s postings are out of order")));
             }
             (previous, previous_postings) = (start, postings);
@@ -809,7 +808,7 @@ mod tests {
 
     #[test]
     fn the_ascii_path_splits_and_folds_as_the_definition_does() {
-        let every_byte: String = (0u8..128).map(char::from).collect();
+        let every_byte = crate::index::every_ascii_char();
         for text in [
             every_byte.clone(),
             every_byte.chars().rev().collect(),
