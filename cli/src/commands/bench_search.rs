@@ -404,6 +404,13 @@ pub fn run(
     let mut in_process = Vec::new();
     let memo = theurian_core::knowledge::memo::StateMemo::default();
     let database = root.join(".theurian/state").join(&active.database_filename);
+    // As many hits as `knowledge.search` makes when the caller leaves `limit` out.
+    let limit = serde_json::from_value::<theurian_protocol::mcp::KnowledgeSearchInput>(
+        serde_json::json!({"projectId": "bench", "query": "q"}),
+    )
+    .map_err(|e| fail("read the search tool's default limit", e))?
+    .limit
+    .max(1) as usize;
     // One in-process search: its time, and the item ids of its first ten hits (read after the
     // clock stops).
     let search = |query: &str| -> Result<(Duration, Vec<String>), CoreError> {
@@ -416,6 +423,7 @@ pub fn run(
             memo: &memo,
             database: &database,
             valid_at: None,
+            limit,
         };
         let t = Instant::now();
         let hits = runtime

@@ -50,11 +50,18 @@ pub struct OpenIndex {
     pub terms: super::terms::TermCache,
     /// Each passage's gate group: a run of consecutive passages with the same item id,
     /// revision and served digest (an item's passages, in a well-formed table). The gate judges
-    /// a group once per search, where reading every candidate's labels from the mapped table
-    /// was a cache miss or two per passage and the largest cost after ranking itself.
+    /// a group once per database state ([`crate::knowledge::memo`] keeps the verdicts), where
+    /// reading every candidate's labels from the mapped table was a cache miss or two per
+    /// passage and the largest cost after ranking itself.
     gate_group: Vec<u32>,
     /// Each gate group's first passage.
     group_first: Vec<u32>,
+    /// Each gate group's item, numbered in order of first appearance: an item's passages form
+    /// one group in a well-formed table, but fusion keeps one hit per item whatever the table.
+    group_item: Vec<u32>,
+    /// A number no other build opened by this process has, so what is remembered about this
+    /// build's groups elsewhere (the gate's verdicts) is never applied to another.
+    serial: u64,
 }
 
 /// Every passage's gate group, and each group's first passage: a new group starts wherever a
@@ -73,6 +80,26 @@ fn gate_groups(passages: &PassageTable) -> (Vec<u32>, Vec<u32>) {
         group.push(first.len().saturating_sub(1) as u32);
     }
     (group, first)
+}
+
+/// Each gate group's item number: groups whose first passages carry the same item id share one.
+fn group_items(passages: &PassageTable, group_first: &[u32]) -> Vec<u32> {
+    // Seeded per process: item ids are authored text.
+    let mut numbers: HashMap<&[u8], u32, foldhash::fast::RandomState> = HashMap::default();
+    group_first
+        .iter()
+        .map(|first| {
+            let next = numbers.len() as u32;
+            let (item, _, _) = passages.get(*first as usize).gate_labels();
+            *numbers.entry(item).or_insert(next)
+        })
+        .collect()
+}
+
+/// The next build serial ([`OpenIndex::serial`]).
+fn next_serial() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A reader over a build's word index. Passages are read from the mapped table,
@@ -210,6 +237,7 @@ impl OpenIndex {
         }
         let terms = super::terms::TermCache::for_rows(passages.len());
         let (gate_group, group_first) = gate_groups(&passages);
+        let group_item = group_items(&passages, &group_first);
         Ok(OpenIndex {
             info,
             reader,
@@ -230,7 +258,35 @@ impl OpenIndex {
             terms,
             gate_group,
             group_first,
+            group_item,
+            serial: next_serial(),
         })
+    }
+
+    /// This build's serial: unique among the builds this process opened.
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Gate group `group`'s (item id, revision id, served digest), read from its first passage
+    /// (empty past the last group).
+    pub fn group_labels(&self, group: u32) -> super::passages::GateLabels<'_> {
+        let first = self
+            .group_first
+            .get(group as usize)
+            .map_or(usize::MAX, |f| *f as usize);
+        self.passages.get(first).gate_labels()
+    }
+
+    /// How many gate groups the build's passages form.
+    pub fn gate_groups(&self) -> usize {
+        self.group_first.len()
+    }
+
+    /// The item number of passage `seq` (equal for passages of one item id); None past the end.
+    pub fn item_number(&self, seq: usize) -> Option<u32> {
+        let group = *self.gate_group.get(seq)?;
+        self.group_item.get(group as usize).copied()
     }
 
     /// Passage `seq`'s gate group and that group's first passage (whose labels are every

@@ -14,7 +14,7 @@ use super::embed::{cosine, embed, DIMENSION};
 use super::fields::word_analyzer;
 use super::open::OpenIndex;
 use super::phrases::{Segment, Substring, WordPhrase};
-use crate::knowledge::memo::{GateRow, StateMemo};
+use crate::knowledge::memo::{GateRow, Judging, StateMemo};
 use crate::knowledge::read::{ItemView, ReadError};
 use sqlx::sqlite::SqlitePool;
 // Keys are ids from our own index and database, never caller input: a fast hash is safe here.
@@ -55,6 +55,8 @@ pub struct Request<'a> {
     pub database: &'a std::path::Path,
     /// `asOf`: only items whose validity window contains this moment.
     pub valid_at: Option<chrono::DateTime<chrono::FixedOffset>>,
+    /// The most hits wanted: every candidate is fused, but only this many hits are made.
+    pub limit: usize,
 }
 
 /// One fused result: the item's canonical row (shared with the memo, so only the hits a caller
@@ -329,35 +331,36 @@ impl<'a> Gate<'a> {
     async fn admit(&mut self, seqs: &[usize]) -> Result<Vec<usize>, SearchError> {
         let idx = self.idx;
         let groups: Vec<Option<(u32, usize)>> = seqs.iter().map(|s| idx.gate_group(*s)).collect();
-        // Each group not yet judged, with the labels its members share.
-        let mut fresh: Vec<(u32, super::passages::GateLabels<'a>)> = Vec::new();
+        // Each group not yet seen by this request.
+        let mut fresh: Vec<u32> = Vec::new();
         let mut listed: FxHashSet<u32> = FxHashSet::default();
-        for (group, first) in groups.iter().flatten() {
+        for (group, _) in groups.iter().flatten() {
             if !self.groups.contains_key(group) && listed.insert(*group) {
-                fresh.push((*group, idx.passage(*first).gate_labels()));
+                fresh.push(*group);
             }
         }
         if !fresh.is_empty() {
-            // An id that is not UTF-8 (a damaged table) asks for the empty id, which no row has.
-            let names: Vec<&str> = fresh
-                .iter()
-                .map(|(_, (id, _, _))| std::str::from_utf8(id).unwrap_or_default())
-                .collect();
+            let judging = Judging {
+                database: self.req.database,
+                project: self.req.project,
+                build: idx.serial(),
+                groups: idx.gate_groups(),
+            };
+            // A group's labels are its first passage's (every member carries the same).
+            let labels = |group: u32| idx.group_labels(group);
             let rows = self
                 .req
                 .memo
-                .gate_rows(self.pool, self.req.database, self.req.project, &names)
+                .gate(
+                    self.pool,
+                    &judging,
+                    &fresh,
+                    labels,
+                    (self.req.statuses, self.req.visible),
+                )
                 .await
                 .map_err(SearchError::Canonical)?;
-            for ((group, (_, revision, sha)), row) in fresh.into_iter().zip(rows) {
-                let row = row.filter(|r| {
-                    self.req.statuses.contains(&r.view.status.as_str())
-                        && self.req.visible.contains(&r.view.sensitivity.as_str())
-                        && r.view.revision_id.as_bytes() == revision
-                        && r.served_sha.as_bytes() == sha
-                });
-                self.groups.insert(group, row);
-            }
+            self.groups.extend(fresh.into_iter().zip(rows));
         }
         Ok(seqs
             .iter()
@@ -520,7 +523,7 @@ fn summary(
     Ok(ordered.into_iter().map(|(_, s)| s).collect())
 }
 
-/// Answers `req` from `idx`: fused hits, best first, one per item, not yet cut to `limit`.
+/// Answers `req` from `idx`: the first `req.limit` fused hits, best first, one per item.
 pub async fn ranked<'i>(
     pool: &SqlitePool,
     idx: &'i OpenIndex,
@@ -603,19 +606,18 @@ pub async fn ranked<'i>(
         rankings.push((DENSE, cleared));
     }
 
-    let mut hits = Vec::new();
-    for (seq, score, by) in fuse(idx, &rankings) {
-        let p = idx.passage(seq);
-        let Some(row) = gate.row(seq) else {
-            continue;
-        };
-        hits.push(Hit {
-            row: row.clone(),
-            passage: p,
-            fused_score: (score * 1e6).round() / 1e6,
-            found_by: found_by(by),
-        });
-    }
+    let hits = fuse(idx, &rankings)
+        .into_iter()
+        .filter_map(|(seq, score, by)| {
+            Some(Hit {
+                row: gate.row(seq)?.clone(),
+                passage: idx.passage(seq),
+                fused_score: (score * 1e6).round() / 1e6,
+                found_by: found_by(by),
+            })
+        })
+        .take(req.limit)
+        .collect();
     Ok(hits)
 }
 
@@ -667,13 +669,10 @@ pub fn fuse(idx: &OpenIndex, rankings: &[(usize, Vec<usize>)]) -> Vec<(usize, f6
         .map(|(s, (score, by))| (s, score, by))
         .collect();
     ordered.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| idx.chunk_cmp(a.0, b.0)));
-    // The item id is read from the passage leading each one's gate group, which the gate has
-    // read already: the same id as the passage's own, without touching every passage again.
-    let mut seen_items: FxHashSet<&[u8]> = FxHashSet::default();
-    ordered.retain(|(seq, _, _)| {
-        let leader = idx.gate_group(*seq).map_or(*seq, |(_, first)| first);
-        seen_items.insert(idx.passage(leader).gate_labels().0)
-    });
+    // Items are told apart by the number the build gave each item id at open, so no
+    // passage's labels are read again here.
+    let mut seen_items: FxHashSet<u32> = FxHashSet::default();
+    ordered.retain(|(seq, _, _)| idx.item_number(*seq).is_some_and(|n| seen_items.insert(n)));
     ordered
 }
 

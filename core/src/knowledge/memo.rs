@@ -1,7 +1,8 @@
 //! What the read tools take from a state database on every call (each candidate item's current
-//! revision with the digest of its served text, each revision's source anchors, and the
-//! integrity verdict), remembered per database file for the daemon's lifetime, so a warm call
-//! makes no SQLite round trip at all.
+//! revision with the digest of its served text, each revision's source anchors, the integrity
+//! verdict, and the search gate's verdict on each passage group of the builds searched against
+//! it), remembered per database file for the daemon's lifetime, so a warm call makes no SQLite
+//! round trip at all and judges no passage group twice.
 //!
 //! Why this is safe: a state database is named by its state hash and a rebuild at that hash
 //! writes the same rows, so what was read once stays true. To be robust anyway against a file
@@ -12,7 +13,8 @@
 //!
 //! Bounded: at most [`MAX_ROWS_PER_DATABASE`] remembered rows per database (the memo for that
 //! database starts over past it) and [`MAX_DATABASES`] databases (the least recently used one is
-//! dropped), so memory follows the corpus actually searched, never the query stream.
+//! dropped), so memory follows the corpus actually searched, never the query stream; gate
+//! verdicts are one slot per passage group of at most [`VERDICT_BUILDS`] builds.
 
 use super::read::{self, Anchor, ItemView, ReadError};
 use crate::migrate::load::sha256_hex;
@@ -59,6 +61,49 @@ fn stamp(database: &Path) -> Stamp {
     Stamp { main, wal }
 }
 
+/// What the gate concluded about one build's passage groups against this database: per group,
+/// not judged yet (None), withheld (no current revision, or not the revision and text the build
+/// indexed), or cleared with its row and the places of its status and sensitivity in `labels`.
+///
+/// A verdict depends only on the build's labels and the database's rows, both fixed while the
+/// stamp holds (the memo forgets it with the rows), so a group is judged once, not once per
+/// search; what a caller may see is applied per request from the two label places, without
+/// reading the row.
+#[derive(Debug)]
+struct Verdicts {
+    /// The build's serial ([`crate::index::open::OpenIndex::serial`]).
+    build: u64,
+    groups: Vec<Option<Verdict>>,
+    /// Every distinct status and sensitivity among cleared rows (a handful).
+    labels: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+enum Verdict {
+    Withheld,
+    Cleared {
+        row: Arc<GateRow>,
+        status: u16,
+        sensitivity: u16,
+    },
+}
+
+/// Builds whose verdicts a database's memo keeps at once (the current build and one beside it).
+pub const VERDICT_BUILDS: usize = 2;
+
+impl Verdicts {
+    /// The place of `label` in `labels`, added when new.
+    fn place(&mut self, label: &str) -> u16 {
+        match self.labels.iter().position(|l| l == label) {
+            Some(at) => at as u16,
+            None => {
+                self.labels.push(label.to_owned());
+                (self.labels.len() - 1) as u16
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Memo {
     stamp: Stamp,
@@ -68,6 +113,8 @@ struct Memo {
     anchors: FxHashMap<String, Arc<Vec<Anchor>>>,
     /// The integrity verdict (damaged or not) and the migration count it was checked against.
     damaged: Option<(Option<u64>, bool)>,
+    /// The gate's verdicts, per build (at most [`VERDICT_BUILDS`]).
+    verdicts: Vec<Verdicts>,
     last_used: u64,
 }
 
@@ -75,7 +122,40 @@ impl Memo {
     fn rows(&self) -> usize {
         self.items.len() + self.anchors.len()
     }
+
+    /// The verdicts for build `build` of `groups` groups, made empty when missing.
+    fn verdicts(&mut self, build: u64, groups: usize) -> &mut Verdicts {
+        let at = match self.verdicts.iter().position(|v| v.build == build) {
+            Some(at) => at,
+            None => {
+                if self.verdicts.len() >= VERDICT_BUILDS {
+                    self.verdicts.remove(0);
+                }
+                self.verdicts.push(Verdicts {
+                    build,
+                    groups: vec![None; groups],
+                    labels: Vec::new(),
+                });
+                self.verdicts.len() - 1
+            }
+        };
+        &mut self.verdicts[at]
+    }
 }
+
+/// The build whose passage groups the gate judges, and the database it judges them against.
+pub struct Judging<'a> {
+    pub database: &'a Path,
+    pub project: &'a str,
+    /// The build's serial.
+    pub build: u64,
+    /// How many gate groups the build has.
+    pub groups: usize,
+}
+
+/// One group's verdict as a request sees it: its row when cleared and visible to the request,
+/// None when withheld from it, and unknown (None) when not judged yet.
+pub type Seen = Option<Option<Arc<GateRow>>>;
 
 /// The memo for every database the daemon has searched.
 #[derive(Debug, Default)]
@@ -125,6 +205,7 @@ impl Inner {
             items: FxHashMap::default(),
             anchors: FxHashMap::default(),
             damaged: None,
+            verdicts: Vec::new(),
             last_used: clock,
         });
         if memo.stamp != *now || memo.rows() >= MAX_ROWS_PER_DATABASE {
@@ -132,6 +213,7 @@ impl Inner {
             memo.items.clear();
             memo.anchors.clear();
             memo.damaged = None;
+            memo.verdicts.clear();
         }
         memo.last_used = clock;
         memo
@@ -173,18 +255,146 @@ impl StateMemo {
         table(inner.memo(key, before)).extend(read);
     }
 
-    /// The gate rows of `items` in `project`'s `database`, in the order of `items` (None: no
-    /// current revision there): remembered ones without a read, the rest in one query.
-    pub async fn gate_rows(
+    /// The gate's answer for groups `asked` of the build `at` names, as a request that may see
+    /// `scope` (statuses, sensitivities) sees them, in the order of `asked`: each group's row
+    /// when it clears, None when it does not. `labels` gives a group's (item id, revision id,
+    /// served digest); it is read only for groups not judged before under this stamp, whose
+    /// rows come from the memo or one query and whose verdicts are then remembered.
+    pub async fn gate<'l>(
         &self,
         pool: &SqlitePool,
-        database: &Path,
+        at: &Judging<'_>,
+        asked: &[u32],
+        labels: impl Fn(u32) -> (&'l [u8], &'l [u8], &'l [u8]),
+        scope: (&[&str], &[&str]),
+    ) -> Result<Vec<Option<Arc<GateRow>>>, ReadError> {
+        let key = (at.database.to_path_buf(), at.project.to_owned());
+        let before = stamp(at.database);
+        let mut seen = self.seen(&key, &before, at, asked, scope);
+        let mut unjudged: Vec<u32> = asked
+            .iter()
+            .zip(&seen)
+            .filter(|(_, s)| s.is_none())
+            .map(|(group, _)| *group)
+            .collect();
+        if unjudged.is_empty() {
+            return Ok(seen.into_iter().map(Option::flatten).collect());
+        }
+        unjudged.sort_unstable();
+        unjudged.dedup();
+        // An id that is not UTF-8 (a damaged table) asks for the empty id, which no row has.
+        let names: Vec<&str> = unjudged
+            .iter()
+            .map(|g| std::str::from_utf8(labels(*g).0).unwrap_or_default())
+            .collect();
+        let rows = self.rows(pool, &key, &before, at.project, &names).await?;
+        let verdicts: Vec<(u32, Option<Arc<GateRow>>)> = unjudged
+            .iter()
+            .zip(rows)
+            .map(|(group, row)| {
+                let (_, revision, sha) = labels(*group);
+                let indexed = |r: &Arc<GateRow>| {
+                    r.view.revision_id.as_bytes() == revision && r.served_sha.as_bytes() == sha
+                };
+                (*group, row.filter(indexed))
+            })
+            .collect();
+        self.record(&key, &before, at, &verdicts);
+        let (statuses, visible) = scope;
+        for (slot, group) in seen.iter_mut().zip(asked) {
+            if slot.is_none() {
+                let Ok(at) = verdicts.binary_search_by_key(group, |(g, _)| *g) else {
+                    continue;
+                };
+                *slot = Some(verdicts[at].1.clone().filter(|r| {
+                    statuses.contains(&r.view.status.as_str())
+                        && visible.contains(&r.view.sensitivity.as_str())
+                }));
+            }
+        }
+        Ok(seen.into_iter().map(Option::flatten).collect())
+    }
+
+    /// What the verdicts remembered under `now` say of `asked` for `scope` (None: not judged).
+    fn seen(
+        &self,
+        key: &(PathBuf, String),
+        now: &Stamp,
+        at: &Judging<'_>,
+        asked: &[u32],
+        (statuses, visible): (&[&str], &[&str]),
+    ) -> Vec<Seen> {
+        let mut inner = self.lock();
+        let verdicts = inner.memo(key, now).verdicts(at.build, at.groups);
+        let shown: Vec<(bool, bool)> = verdicts
+            .labels
+            .iter()
+            .map(|l| {
+                (
+                    statuses.contains(&l.as_str()),
+                    visible.contains(&l.as_str()),
+                )
+            })
+            .collect();
+        let allowed = |status: u16, sensitivity: u16| {
+            let place = |at: u16| shown.get(usize::from(at)).copied().unwrap_or_default();
+            place(status).0 && place(sensitivity).1
+        };
+        asked
+            .iter()
+            .map(|group| match verdicts.groups.get(*group as usize)? {
+                None => None,
+                Some(Verdict::Withheld) => Some(None),
+                Some(Verdict::Cleared {
+                    row,
+                    status,
+                    sensitivity,
+                }) => Some(allowed(*status, *sensitivity).then(|| row.clone())),
+            })
+            .collect()
+    }
+
+    /// Remembers `verdicts` for the build `at` names, but only when the file still has the
+    /// stamp the rows were read under.
+    fn record(
+        &self,
+        key: &(PathBuf, String),
+        before: &Stamp,
+        at: &Judging<'_>,
+        verdicts: &[(u32, Option<Arc<GateRow>>)],
+    ) {
+        if stamp(&key.0) != *before {
+            return;
+        }
+        let mut inner = self.lock();
+        let memo = inner.memo(key, before);
+        let kept = memo.verdicts(at.build, at.groups);
+        for (group, row) in verdicts {
+            let verdict = match row {
+                None => Verdict::Withheld,
+                Some(row) => Verdict::Cleared {
+                    status: kept.place(&row.view.status),
+                    sensitivity: kept.place(&row.view.sensitivity),
+                    row: row.clone(),
+                },
+            };
+            if let Some(slot) = kept.groups.get_mut(*group as usize) {
+                *slot = Some(verdict);
+            }
+        }
+    }
+
+    /// The gate rows of `items` in `project`'s database (`key`), in the order of `items` (None:
+    /// no current revision there): remembered ones without a read, the rest in one query.
+    async fn rows(
+        &self,
+        pool: &SqlitePool,
+        key: &(PathBuf, String),
+        before: &Stamp,
         project: &str,
         items: &[&str],
     ) -> Result<Vec<Option<Arc<GateRow>>>, ReadError> {
-        let key = (database.to_path_buf(), project.to_owned());
-        let before = stamp(database);
-        let mut found = self.known(&key, &before, items, |m| &mut m.items);
+        let mut found = self.known(key, before, items, |m| &mut m.items);
         let mut unknown: Vec<&str> = items
             .iter()
             .zip(&found)
@@ -210,7 +420,7 @@ impl StateMemo {
             let rows = unknown
                 .into_iter()
                 .map(|id| (id.to_owned(), read.remove(id)));
-            self.remember(&key, &before, rows, |m| &mut m.items);
+            self.remember(key, before, rows, |m| &mut m.items);
         }
         Ok(found.into_iter().map(Option::flatten).collect())
     }
@@ -334,6 +544,125 @@ mod tests {
             .filter(|k| k.0.parent() == Some(std::path::Path::new("/p2")))
             .count();
         assert_eq!(in_p2, MAX_PER_DIRECTORY);
+    }
+
+    fn row(item: &str, revision: &str, status: &str, sensitivity: &str) -> Arc<GateRow> {
+        Arc::new(GateRow {
+            view: ItemView {
+                item_id: item.into(),
+                revision_id: revision.into(),
+                title: String::new(),
+                body: String::new(),
+                content_type: "text/markdown".into(),
+                status: status.into(),
+                sensitivity: sensitivity.into(),
+                trust_level: "reviewed".into(),
+                created_at: String::new(),
+                valid_from: String::new(),
+                valid_to: None,
+                structured: None,
+                namespace: "arch".into(),
+                kind: "decision".into(),
+                anchors: Vec::new(),
+            },
+            served_sha: format!("sha-{revision}"),
+        })
+    }
+
+    #[test]
+    fn verdicts_are_kept_per_build_and_scoped_per_request() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("state.sqlite");
+        std::fs::write(&db, b"rows").expect("write");
+        let memo = StateMemo::default();
+        let key = (db.clone(), "p".to_owned());
+        // Every row is remembered already, so the pool is never connected to.
+        let rows = [
+            ("a.one", Some(row("a.one", "r1", "approved", "internal"))),
+            ("a.two", Some(row("a.two", "r2", "draft", "internal"))),
+            (
+                "a.three",
+                Some(row("a.three", "r3", "approved", "restricted")),
+            ),
+            ("a.four", None),
+        ];
+        let now = stamp(&db);
+        memo.remember(
+            &key,
+            &now,
+            rows.iter().map(|(id, r)| ((*id).to_owned(), r.clone())),
+            |m| &mut m.items,
+        );
+        let runtime = crate::store::pipeline::runtime().expect("runtime");
+        let _inside = runtime.enter();
+        let pool = SqlitePool::connect_lazy("sqlite::memory:").expect("lazy pool");
+        // Group 4 names item one at a revision the database does not hold as current.
+        let labels = |group: u32| -> (&'static [u8], &'static [u8], &'static [u8]) {
+            match group {
+                0 => (b"a.one", b"r1", b"sha-r1"),
+                1 => (b"a.two", b"r2", b"sha-r2"),
+                2 => (b"a.three", b"r3", b"sha-r3"),
+                3 => (b"a.four", b"r4", b"sha-r4"),
+                _ => (b"a.one", b"r0", b"sha-r0"),
+            }
+        };
+        let read = std::cell::Cell::new(0);
+        let counted = |group: u32| {
+            read.set(read.get() + 1);
+            labels(group)
+        };
+        let at = Judging {
+            database: &db,
+            project: "p",
+            build: 7,
+            groups: 5,
+        };
+        let cleared = |answer: Vec<Option<Arc<GateRow>>>| -> Vec<bool> {
+            answer.iter().map(Option::is_some).collect()
+        };
+        let all = [0, 1, 2, 3, 4];
+        let approved_internal = (&["approved"][..], &["internal"][..]);
+        let first = runtime
+            .block_on(memo.gate(&pool, &at, &all, counted, approved_internal))
+            .expect("gate");
+        assert_eq!(cleared(first), [true, false, false, false, false]);
+        assert_eq!(
+            read.get(),
+            10,
+            "each group's labels read for its id and its revision"
+        );
+
+        // Judged once: another request, with a wider scope, reads no labels at all.
+        read.set(0);
+        let wide = (&["approved", "draft"][..], &["internal", "restricted"][..]);
+        let second = runtime
+            .block_on(memo.gate(&pool, &at, &all, counted, wide))
+            .expect("gate");
+        assert_eq!(cleared(second), [true, true, true, false, false]);
+        assert_eq!(read.get(), 0);
+
+        // Another build's groups are judged afresh.
+        let other = Judging { build: 8, ..at };
+        runtime
+            .block_on(memo.gate(&pool, &other, &[0], counted, wide))
+            .expect("gate");
+        assert_eq!(read.get(), 2);
+
+        // A moved file forgets the verdicts with the rows (read again, here from the memo
+        // refilled under the new stamp).
+        std::fs::write(&db, b"other rows").expect("write");
+        let moved = stamp(&db);
+        memo.remember(
+            &key,
+            &moved,
+            rows.iter().map(|(id, r)| ((*id).to_owned(), r.clone())),
+            |m| &mut m.items,
+        );
+        read.set(0);
+        runtime
+            .block_on(memo.gate(&pool, &at, &[0], counted, wide))
+            .expect("gate");
+        assert_eq!(read.get(), 2);
     }
 
     #[test]

@@ -165,11 +165,11 @@ async fn ranked_hits(
         memo: source.memo,
         database: source.database,
         valid_at: ask.valid_at,
+        limit: ask.limit,
     };
     let Ok(hits) = ranked(source.pool, idx, &request).await else {
         return Ok(None);
     };
-    let hits: Vec<_> = hits.into_iter().take(ask.limit).collect();
     let revisions: Vec<&str> = hits.iter().map(|h| h.item().revision_id.as_str()).collect();
     let mut anchors = source
         .memo
