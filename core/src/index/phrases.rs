@@ -9,7 +9,7 @@ use super::runs::{fold_char, occurrences, Match};
 use super::terms::{Rows, TermCache};
 use std::sync::Arc;
 use tantivy::fastfield::AliveBitSet;
-use tantivy::postings::{Postings, SegmentPostings};
+use tantivy::postings::{Postings, SegmentPostings, TermInfo};
 use tantivy::schema::IndexRecordOption;
 use tantivy::SegmentReader;
 use tantivy::{DocId, DocSet, InvertedIndexReader, Term, TERMINATED};
@@ -97,6 +97,9 @@ fn merge(mut hits: Vec<(u32, u32)>, max_row: u32) -> Vec<(u32, u32)> {
 pub struct WordPhrase<'a> {
     inverted: Arc<InvertedIndexReader>,
     tokens: Vec<Term>,
+    /// Each token's entry in the term dictionary, looked up once: ranking asks a token's
+    /// frequency and postings several times, and each lookup walks the dictionary.
+    infos: Vec<std::cell::OnceCell<Option<TermInfo>>>,
     segment: Segment<'a>,
 }
 
@@ -108,24 +111,48 @@ impl<'a> WordPhrase<'a> {
     ) -> Self {
         WordPhrase {
             inverted,
+            infos: tokens.iter().map(|_| std::cell::OnceCell::new()).collect(),
             tokens,
             segment,
         }
     }
 
+    /// Token `i`'s dictionary entry (None: the index does not hold it).
+    fn info(&self, i: usize) -> Result<Option<&TermInfo>, String> {
+        let (Some(cell), Some(token)) = (self.infos.get(i), self.tokens.get(i)) else {
+            return Ok(None);
+        };
+        if cell.get().is_none() {
+            let _ = cell.set(self.inverted.get_term_info(token).map_err(io)?);
+        }
+        Ok(cell.get().and_then(Option::as_ref))
+    }
+
+    /// Token `i`'s document frequency, deleted rows included.
+    fn doc_freq(&self, i: usize) -> Result<u32, String> {
+        Ok(self.info(i)?.map_or(0, |info| info.doc_freq))
+    }
+
     fn postings(
         &self,
-        term: &Term,
+        i: usize,
         option: IndexRecordOption,
     ) -> Result<Option<SegmentPostings>, String> {
-        self.inverted.read_postings(term, option).map_err(io)
+        match self.info(i)? {
+            None => Ok(None),
+            Some(info) => self
+                .inverted
+                .read_postings_from_terminfo(info, option)
+                .map(Some)
+                .map_err(io),
+        }
     }
 
     /// Rows where every token occurs, with the number of places they stand side by side.
     fn adjacent(&self) -> Result<Vec<(u32, u32)>, String> {
         let mut lists = Vec::with_capacity(self.tokens.len());
-        for t in &self.tokens {
-            match self.postings(t, IndexRecordOption::WithFreqsAndPositions)? {
+        for i in 0..self.tokens.len() {
+            match self.postings(i, IndexRecordOption::WithFreqsAndPositions)? {
                 Some(p) => lists.push(p),
                 None => return Ok(Vec::new()),
             }
@@ -170,9 +197,8 @@ impl<'a> WordPhrase<'a> {
 impl Occurrences for WordPhrase<'_> {
     fn rows_at_least(&self) -> u64 {
         match self.tokens.as_slice() {
-            [one] => self
-                .inverted
-                .doc_freq(one)
+            [_] => self
+                .doc_freq(0)
                 .map_or(0, |f| self.segment.live_at_least(f)),
             _ => 0,
         }
@@ -181,7 +207,7 @@ impl Occurrences for WordPhrase<'_> {
     fn rows_known(&self) -> Result<Option<u64>, String> {
         // Without deletions a token's document frequency is its live row count.
         match (self.tokens.as_slice(), self.segment.deleted) {
-            ([one], 0) => Ok(Some(u64::from(self.inverted.doc_freq(one).map_err(io)?))),
+            ([_], 0) => Ok(Some(u64::from(self.doc_freq(0)?))),
             _ => Ok(None),
         }
     }
@@ -189,11 +215,14 @@ impl Occurrences for WordPhrase<'_> {
     fn all(&mut self) -> Result<Vec<(u32, u32)>, String> {
         match self.tokens.as_slice() {
             [] => Ok(Vec::new()),
-            [one] => {
-                let mut out = Vec::new();
-                if let Some(mut p) = self.postings(one, IndexRecordOption::WithFreqs)? {
-                    drain(&mut p, self.segment, 1, &mut out);
-                }
+            [_] => {
+                let Some(mut p) = self.postings(0, IndexRecordOption::WithFreqs)? else {
+                    return Ok(Vec::new());
+                };
+                // A token is in each row at most once; the bound guards a damaged count.
+                let rows = self.doc_freq(0)?.min(self.segment.max_row);
+                let mut out = Vec::with_capacity(rows as usize);
+                drain(&mut p, self.segment, 1, &mut out);
                 Ok(out)
             }
             _ => self.adjacent(),
@@ -201,10 +230,10 @@ impl Occurrences for WordPhrase<'_> {
     }
 
     fn at(&mut self, rows: &[u32]) -> Result<Vec<u32>, String> {
-        let [one] = self.tokens.as_slice() else {
+        let [_] = self.tokens.as_slice() else {
             return Ok(super::bm25::counts_at(&self.all()?, rows));
         };
-        let Some(mut p) = self.postings(one, IndexRecordOption::WithFreqs)? else {
+        let Some(mut p) = self.postings(0, IndexRecordOption::WithFreqs)? else {
             return Ok(vec![0; rows.len()]);
         };
         Ok(rows
@@ -226,7 +255,7 @@ impl Occurrences for WordPhrase<'_> {
     /// narrows the rows near the cut for the terms read after it (about 800 rows to 400).
     fn cheaper_in_full(&self, rows: &[u32]) -> bool {
         match self.tokens.as_slice() {
-            [one] => self.inverted.doc_freq(one).is_ok_and(|df| {
+            [_] => self.doc_freq(0).is_ok_and(|df| {
                 u64::from(df) <= (rows.len() as u64).saturating_mul(SEEK_PER_POSTING)
             }),
             // A phrase is counted by reading it in full either way ([`Self::at`]).
@@ -410,7 +439,11 @@ impl Occurrences for Substring<'_> {
         if let Some(rows) = self.remembered() {
             return Ok(rows.to_vec());
         }
-        let mut hits = Vec::new();
+        // Every run's postings are read, so their count is known before the first (the file's
+        // word for it is bounded: a damaged count only costs growing the list as it fills).
+        let postings: u64 = self.runs().iter().map(|m| u64::from(m.doc_freq)).sum();
+        let bound = u64::from(self.segment.max_row).saturating_mul(4);
+        let mut hits = Vec::with_capacity(usize::try_from(postings.min(bound)).unwrap_or(0));
         self.drain_runs(
             self.runs().iter().map(|m| (m.ordinal, m.occurrences)),
             &mut hits,
