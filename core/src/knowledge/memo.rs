@@ -153,9 +153,9 @@ pub struct Judging<'a> {
     pub groups: usize,
 }
 
-/// One group's verdict as a request sees it: its row when cleared and visible to the request,
-/// None when withheld from it, and unknown (None) when not judged yet.
-pub type Seen = Option<Option<Arc<GateRow>>>;
+/// One group's verdict as a request sees it: None while the group is not judged, Some(None)
+/// when it is withheld from the request, and its row when it clears and the request may see it.
+type Seen = Option<Option<Arc<GateRow>>>;
 
 /// The memo for every database the daemon has searched.
 #[derive(Debug, Default)]
