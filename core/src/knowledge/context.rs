@@ -93,7 +93,7 @@ pub async fn candidates(
     )
     .await?;
     for (rank, f) in found.found.iter().enumerate() {
-        chosen.add(&f.item.item_id, Why::Search { rank: rank + 1 });
+        chosen.add(&f.item.view().item_id, Why::Search { rank: rank + 1 });
     }
 
     // One relation away from what was chosen, in the order those were chosen.

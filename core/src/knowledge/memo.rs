@@ -450,23 +450,23 @@ impl StateMemo {
     }
 
     /// The anchors of `revisions` in `project`'s `database`, by revision id (a revision without
-    /// anchors maps to an empty list).
+    /// anchors maps to an empty list), shared with the memo.
     pub async fn anchors(
         &self,
         pool: &SqlitePool,
         database: &Path,
         project: &str,
         revisions: &[&str],
-    ) -> Result<HashMap<String, Vec<Anchor>>, ReadError> {
+    ) -> Result<HashMap<String, Arc<Vec<Anchor>>>, ReadError> {
         let key = (database.to_path_buf(), project.to_owned());
         let before = stamp(database);
         let found = self.known(&key, &before, revisions, |m| &mut m.anchors);
-        let mut out: HashMap<String, Vec<Anchor>> = HashMap::with_capacity(revisions.len());
+        let mut out: HashMap<String, Arc<Vec<Anchor>>> = HashMap::with_capacity(revisions.len());
         let mut unknown: Vec<String> = Vec::new();
         for (id, list) in revisions.iter().zip(found) {
             match list {
                 Some(list) => {
-                    out.insert((*id).to_owned(), list.as_ref().clone());
+                    out.insert((*id).to_owned(), list);
                 }
                 None => unknown.push((*id).to_owned()),
             }
@@ -486,7 +486,7 @@ impl StateMemo {
             })
             .collect();
         for (id, list) in &lists {
-            out.insert(id.clone(), list.as_ref().clone());
+            out.insert(id.clone(), list.clone());
         }
         self.remember(&key, &before, lists, |m| &mut m.anchors);
         Ok(out)

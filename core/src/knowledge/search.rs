@@ -65,9 +65,26 @@ pub enum Served {
     Unranked(Fallback),
 }
 
-/// One hit: the item (anchors attached) and what the ranking adds to it.
+/// A hit's item: the memo's row on the ranked path (shared, not copied; its anchors are in
+/// [`Found::anchors`]), or the row the unranked scan read.
+pub enum FoundItem {
+    Shared(std::sync::Arc<crate::knowledge::memo::GateRow>),
+    Read(Box<ItemView>),
+}
+
+impl FoundItem {
+    pub fn view(&self) -> &ItemView {
+        match self {
+            FoundItem::Shared(row) => &row.view,
+            FoundItem::Read(view) => view,
+        }
+    }
+}
+
+/// One hit: the item, its anchors, and what the ranking adds to it.
 pub struct Found {
-    pub item: ItemView,
+    pub item: FoundItem,
+    pub anchors: std::sync::Arc<Vec<super::read::Anchor>>,
     /// The ranked passage's excerpt; the unranked scan has none (the body's is used).
     pub excerpt: Option<String>,
     pub fused_score: Option<f64>,
@@ -138,8 +155,9 @@ pub async fn search(source: &Source<'_>, ask: &Ask<'_>) -> Result<Outcome, ReadE
         served: Served::Unranked(fallback),
         found: items
             .into_iter()
-            .map(|item| Found {
-                item,
+            .map(|mut item| Found {
+                anchors: std::sync::Arc::new(std::mem::take(&mut item.anchors)),
+                item: FoundItem::Read(Box::new(item)),
                 excerpt: None,
                 fused_score: None,
                 found_by: None,
@@ -178,15 +196,14 @@ async fn ranked_hits(
     let found = hits
         .into_iter()
         .map(|hit| {
-            let mut item = hit.item().clone();
-            item.anchors = anchors.remove(&item.revision_id).unwrap_or_default();
-            let raptor_path = raptor_path(idx, &item.revision_id);
+            let revision = hit.item().revision_id.as_str();
             Found {
+                anchors: anchors.remove(revision).unwrap_or_default(),
+                raptor_path: raptor_path(idx, revision),
                 excerpt: Some(excerpt(&hit.passage.text())),
                 fused_score: Some(hit.fused_score),
+                item: FoundItem::Shared(hit.row),
                 found_by: Some(hit.found_by),
-                raptor_path,
-                item,
             }
         })
         .collect();

@@ -53,7 +53,7 @@ pub(crate) async fn answer(
         });
     };
     let now = chrono::Utc::now().fixed_offset();
-    let hit = result(&item, &now, TOOL)?;
+    let hit = result(&item, &item.anchors, &now, TOOL)?;
     let relations = read::relations(&opened.pool, project, &item.item_id, statuses, &visible)
         .await
         .map_err(read_refusal)?

@@ -199,7 +199,7 @@ fn shaped(
     found: &Found,
     now: &chrono::DateTime<chrono::FixedOffset>,
 ) -> Result<RetrievalResult, Refusal> {
-    let mut hit = result(&found.item, now, TOOL)?;
+    let mut hit = result(found.item.view(), &found.anchors, now, TOOL)?;
     if let Some(text) = &found.excerpt {
         hit.excerpt = Excerpt(text.clone());
     }

@@ -2,7 +2,7 @@
 //! request's moment, anchors, and the safety triple every knowledge-bearing object carries.
 
 use chrono::{DateTime, FixedOffset};
-use theurian_core::knowledge::read::ItemView;
+use theurian_core::knowledge::read::{Anchor, ItemView};
 use theurian_core::knowledge::text::{age_days, excerpt, within};
 use theurian_core::store::time::parse;
 use theurian_protocol::mcp::{
@@ -27,14 +27,14 @@ pub fn freshness(v: &ItemView, now: &DateTime<FixedOffset>) -> Freshness {
     }
 }
 
-/// The wire result for `v`, without the ranked-path fields.
+/// The wire result for `v` with `anchors`, without the ranked-path fields.
 pub fn result(
     v: &ItemView,
+    anchors: &[Anchor],
     now: &DateTime<FixedOffset>,
     tool: &'static str,
 ) -> Result<RetrievalResult, Refusal> {
-    let anchors = v
-        .anchors
+    let anchors = anchors
         .iter()
         .map(|a| {
             Ok(SourceAnchor {
