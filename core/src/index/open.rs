@@ -571,23 +571,11 @@ mod tests {
     /// A build of a few items without embeddings, in `dir`.
     fn small_build(dir: &Path) {
         let item = |i: usize| crate::knowledge::read::ItemView {
-            item_id: format!("arch.item-{i}"),
-            revision_id: format!("r{i}"),
             title: format!("Item {i}"),
             body: format!(
                 "# Item {i}\n\nRetry budget {i} for gateway-{i}.\n\nTokens rotate daily.\n"
             ),
-            content_type: "text/markdown".into(),
-            status: "approved".into(),
-            sensitivity: "internal".into(),
-            trust_level: "reviewed".into(),
-            created_at: String::new(),
-            valid_from: String::new(),
-            valid_to: None,
-            structured: None,
-            namespace: "arch".into(),
-            kind: "decision".into(),
-            anchors: Vec::new(),
+            ..crate::knowledge::read::ItemView::sample(&format!("arch.item-{i}"), &format!("r{i}"))
         };
         let items: Vec<_> = (0..5).map(item).collect();
         let options = crate::index::build::BuildOptions {

@@ -91,15 +91,22 @@ enum Verdict {
 /// Builds whose verdicts a database's memo keeps at once (the current build and one beside it).
 pub const VERDICT_BUILDS: usize = 2;
 
+/// The place of a label kept beyond what a `u16` numbers (a database holding that many distinct
+/// statuses is damaged): the row's own strings are compared instead.
+const UNPLACED: u16 = u16::MAX;
+
 impl Verdicts {
-    /// The place of `label` in `labels`, added when new.
+    /// The place of `label` in `labels`, added when new; [`UNPLACED`] once the places run out.
     fn place(&mut self, label: &str) -> u16 {
-        match self.labels.iter().position(|l| l == label) {
-            Some(at) => at as u16,
-            None => {
+        if let Some(at) = self.labels.iter().position(|l| l == label) {
+            return u16::try_from(at).unwrap_or(UNPLACED);
+        }
+        match u16::try_from(self.labels.len()) {
+            Ok(at) if at < UNPLACED => {
                 self.labels.push(label.to_owned());
-                (self.labels.len() - 1) as u16
+                at
             }
+            _ => UNPLACED,
         }
     }
 }
@@ -336,9 +343,17 @@ impl StateMemo {
                 )
             })
             .collect();
-        let allowed = |status: u16, sensitivity: u16| {
+        let allowed = |row: &GateRow, status: u16, sensitivity: u16| {
             let place = |at: u16| shown.get(usize::from(at)).copied().unwrap_or_default();
-            place(status).0 && place(sensitivity).1
+            let status_shown = match status {
+                UNPLACED => statuses.contains(&row.view.status.as_str()),
+                at => place(at).0,
+            };
+            let sensitivity_shown = match sensitivity {
+                UNPLACED => visible.contains(&row.view.sensitivity.as_str()),
+                at => place(at).1,
+            };
+            status_shown && sensitivity_shown
         };
         asked
             .iter()
@@ -349,7 +364,7 @@ impl StateMemo {
                     row,
                     status,
                     sensitivity,
-                }) => Some(allowed(*status, *sensitivity).then(|| row.clone())),
+                }) => Some(allowed(row, *status, *sensitivity).then(|| row.clone())),
             })
             .collect()
     }
@@ -549,21 +564,9 @@ mod tests {
     fn row(item: &str, revision: &str, status: &str, sensitivity: &str) -> Arc<GateRow> {
         Arc::new(GateRow {
             view: ItemView {
-                item_id: item.into(),
-                revision_id: revision.into(),
-                title: String::new(),
-                body: String::new(),
-                content_type: "text/markdown".into(),
                 status: status.into(),
                 sensitivity: sensitivity.into(),
-                trust_level: "reviewed".into(),
-                created_at: String::new(),
-                valid_from: String::new(),
-                valid_to: None,
-                structured: None,
-                namespace: "arch".into(),
-                kind: "decision".into(),
-                anchors: Vec::new(),
+                ..ItemView::sample(item, revision)
             },
             served_sha: format!("sha-{revision}"),
         })
@@ -663,6 +666,44 @@ mod tests {
             .block_on(memo.gate(&pool, &at, &[0], counted, wide))
             .expect("gate");
         assert_eq!(read.get(), 2);
+    }
+
+    #[test]
+    fn labels_past_the_numbered_places_are_compared_as_strings() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("state.sqlite");
+        std::fs::write(&db, b"rows").expect("write");
+        let memo = StateMemo::default();
+        let key = (db.clone(), "p".to_owned());
+        let now = stamp(&db);
+        let at = Judging {
+            database: &db,
+            project: "p",
+            build: 3,
+            groups: 1,
+        };
+        {
+            let mut inner = memo.lock();
+            let verdicts = inner.memo(&key, &now).verdicts(at.build, at.groups);
+            verdicts.labels = (0..UNPLACED).map(|i| format!("label-{i}")).collect();
+            assert_eq!(verdicts.place("label-7"), 7);
+            assert_eq!(verdicts.place("approved"), UNPLACED);
+        }
+        let cleared = row("a.one", "r1", "approved", "internal");
+        memo.record(&key, &now, &at, &[(0, Some(cleared))]);
+        let seen = |scope| memo.seen(&key, &now, &at, &[0], scope);
+        assert!(matches!(
+            seen((&["approved"][..], &["internal"][..]))[..],
+            [Some(Some(_))]
+        ));
+        assert!(matches!(
+            seen((&["draft"][..], &["internal"][..]))[..],
+            [Some(None)]
+        ));
+        assert!(matches!(
+            seen((&["approved"][..], &["public"][..]))[..],
+            [Some(None)]
+        ));
     }
 
     #[test]

@@ -56,6 +56,31 @@ pub struct ItemView {
     pub anchors: Vec<Anchor>,
 }
 
+#[cfg(test)]
+impl ItemView {
+    /// An approved, internal, reviewed markdown decision in `arch`, with no text or dates, for
+    /// tests to change what they look at.
+    pub(crate) fn sample(item_id: &str, revision_id: &str) -> ItemView {
+        ItemView {
+            item_id: item_id.into(),
+            revision_id: revision_id.into(),
+            title: String::new(),
+            body: String::new(),
+            content_type: "text/markdown".into(),
+            status: "approved".into(),
+            sensitivity: "internal".into(),
+            trust_level: "reviewed".into(),
+            created_at: String::new(),
+            valid_from: String::new(),
+            valid_to: None,
+            structured: None,
+            namespace: "arch".into(),
+            kind: "decision".into(),
+            anchors: Vec::new(),
+        }
+    }
+}
+
 /// One relation as `knowledge.get` serves it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RelationView {
