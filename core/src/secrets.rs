@@ -15,7 +15,10 @@ pub type Policy = theurian_protocol::config::ProjectConfigSecuritySecretScan;
 static FAMILIES: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
     [
         ("aws-access-key-id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-        ("private-key", r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY-----"),
+        // The armour line alone is what design documents show to explain a format (often with
+        // the body cut out); a key is the line followed, past any armour headers and the
+        // quoting of a string literal, by its base64 body.
+        ("private-key", r#"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----(?:\s|\\[nr]|["'+,>])*(?:[A-Za-z-]+:[^\n]*(?:\s|\\[nr]|["'+,>])*)*[A-Za-z0-9+/]{16}"#),
         ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b"),
         ("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),
         ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
@@ -40,7 +43,7 @@ pub struct Finding {
 pub fn scan(text: &str, max: usize) -> Vec<Finding> {
     let mut out = Vec::new();
     for (family, re) in FAMILIES.iter() {
-        for m in re.find_iter(text) {
+        for m in re.find_iter(text).filter(|m| !documented_placeholder(m.as_str())) {
             let before = &text[..m.start()];
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -56,6 +59,12 @@ pub fn scan(text: &str, max: usize) -> Vec<Finding> {
     }
     out.sort_by_key(|f| (f.line, f.column));
     out
+}
+
+/// AWS documents its example credentials with an `EXAMPLE` tail (`AKIAIOSFODNN7EXAMPLE`), and
+/// documents quoting them are the common case; a generated key ending so is vanishingly rare.
+fn documented_placeholder(found: &str) -> bool {
+    found.ends_with("EXAMPLE")
 }
 
 const CURE: &str = "Fix .theurian/config.yaml: `security.secretScan` takes \"block\", \"warn\" or \"off\" (quote \"off\": bare off is a YAML boolean).";
@@ -95,6 +104,22 @@ mod tests {
         );
         assert_eq!((found[0].line, found[0].column), (4, 16));
         assert!(scan("Rotate the token every 90 days; never log a password.", 20).is_empty());
+    }
+
+    #[test]
+    fn a_private_key_needs_its_body_and_documented_examples_are_not_keys() {
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7";
+        let pem = format!("cert:\n-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n");
+        assert_eq!(scan(&pem, 20).len(), 1);
+        let escaped = format!("key = \"-----BEGIN RSA PRIVATE KEY-----\\n{body}\\n\"");
+        assert_eq!(scan(&escaped, 20).len(), 1);
+        let armoured = format!("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n{body}\n");
+        assert_eq!(scan(&armoured, 20).len(), 1);
+        let legacy = format!("-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n{body}\n");
+        assert_eq!(scan(&legacy, 20).len(), 1);
+        // A format explained without its key, and AWS's own documented example key id.
+        let explained = "```\n-----BEGIN PRIVATE KEY-----\n<omitted>\n-----END PRIVATE KEY-----\n```\nThe id looks like `AKIAIOSFODNN7EXAMPLE`.";
+        assert!(scan(explained, 20).is_empty());
     }
 
     #[test]
