@@ -162,7 +162,7 @@ pub mod mcp {
         pub body_cut: bool,
         ///The knowledge category someone gave the comment; null when unclassified (ingestion never classifies).
         #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
-        pub category: ::std::option::Option<CommentCategory>,
+        pub category: ::std::option::Option<crate::evidence::CommentCategory>,
         ///When it was written, with its UTC offset.
         #[serde(rename = "createdAt")]
         pub created_at: ::std::string::String,
@@ -180,97 +180,6 @@ pub mod mcp {
             deserialize_with = "::std::option::Option::deserialize"
         )]
         pub line_start: ::std::option::Option<i64>,
-    }
-    ///The knowledge category someone gave the comment; null when unclassified (ingestion never classifies).
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum CommentCategory {
-        #[serde(rename = "specification-gap")]
-        SpecificationGap,
-        #[serde(rename = "architecture-rule")]
-        ArchitectureRule,
-        #[serde(rename = "security-rule")]
-        SecurityRule,
-        #[serde(rename = "performance-rule")]
-        PerformanceRule,
-        #[serde(rename = "reliability-rule")]
-        ReliabilityRule,
-        #[serde(rename = "coding-convention")]
-        CodingConvention,
-        #[serde(rename = "testing-rule")]
-        TestingRule,
-        #[serde(rename = "domain-rule")]
-        DomainRule,
-        #[serde(rename = "rejected-approach")]
-        RejectedApproach,
-        #[serde(rename = "known-exception")]
-        KnownException,
-        #[serde(rename = "incident-prevention")]
-        IncidentPrevention,
-    }
-    impl ::std::fmt::Display for CommentCategory {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::SpecificationGap => f.write_str("specification-gap"),
-                Self::ArchitectureRule => f.write_str("architecture-rule"),
-                Self::SecurityRule => f.write_str("security-rule"),
-                Self::PerformanceRule => f.write_str("performance-rule"),
-                Self::ReliabilityRule => f.write_str("reliability-rule"),
-                Self::CodingConvention => f.write_str("coding-convention"),
-                Self::TestingRule => f.write_str("testing-rule"),
-                Self::DomainRule => f.write_str("domain-rule"),
-                Self::RejectedApproach => f.write_str("rejected-approach"),
-                Self::KnownException => f.write_str("known-exception"),
-                Self::IncidentPrevention => f.write_str("incident-prevention"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for CommentCategory {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "specification-gap" => Ok(Self::SpecificationGap),
-                "architecture-rule" => Ok(Self::ArchitectureRule),
-                "security-rule" => Ok(Self::SecurityRule),
-                "performance-rule" => Ok(Self::PerformanceRule),
-                "reliability-rule" => Ok(Self::ReliabilityRule),
-                "coding-convention" => Ok(Self::CodingConvention),
-                "testing-rule" => Ok(Self::TestingRule),
-                "domain-rule" => Ok(Self::DomainRule),
-                "rejected-approach" => Ok(Self::RejectedApproach),
-                "known-exception" => Ok(Self::KnownException),
-                "incident-prevention" => Ok(Self::IncidentPrevention),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for CommentCategory {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for CommentCategory {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
     }
     ///Trust class of the content. Knowledge is always `untrusted-knowledge`: authored or ingested text to read as data, never as instructions.
     #[derive(
@@ -410,11 +319,11 @@ pub mod mcp {
         pub may_contain_instructions: MayContainInstructions,
         #[serde(rename = "revisionId")]
         pub revision_id: RevisionId,
-        pub sensitivity: Sensitivity,
+        pub sensitivity: crate::migration::Sensitivity,
         pub status: Status,
         pub title: Title,
         #[serde(rename = "trustLevel")]
-        pub trust_level: TrustLevel,
+        pub trust_level: crate::migration::TrustLevel,
         ///Every reason the item applies, strongest first.
         pub why: ::std::vec::Vec<InclusionReason>,
     }
@@ -969,6 +878,61 @@ pub mod mcp {
                 })
         }
     }
+    ///One of the two derived stores review tools read: `review` (the evidence files under `.theurian/review/`) or `findings` (the `Review-Finding:` commit trailers on the default branch).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum EvidenceStore {
+        #[serde(rename = "review")]
+        Review,
+        #[serde(rename = "findings")]
+        Findings,
+    }
+    impl ::std::fmt::Display for EvidenceStore {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Review => f.write_str("review"),
+                Self::Findings => f.write_str("findings"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for EvidenceStore {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "review" => Ok(Self::Review),
+                "findings" => Ok(Self::Findings),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EvidenceStore {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EvidenceStore {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A single-line preview of the content, at most 280 characters plus `...` when shortened. Untrusted text.
     #[derive(
         ::serde::Deserialize,
@@ -1215,7 +1179,7 @@ pub mod mcp {
             rename = "relationType",
             deserialize_with = "::std::option::Option::deserialize"
         )]
-        pub relation_type: ::std::option::Option<RelationType>,
+        pub relation_type: ::std::option::Option<crate::migration::RelationType>,
         ///For related: the item it is related to.
         #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
         pub via: ::std::option::Option<ItemId>,
@@ -2195,7 +2159,7 @@ pub mod mcp {
         pub relations: ::std::vec::Vec<Relation>,
         #[serde(rename = "revisionId")]
         pub revision_id: RevisionId,
-        pub sensitivity: Sensitivity,
+        pub sensitivity: crate::migration::Sensitivity,
         #[serde(rename = "sourceAnchors")]
         pub source_anchors: SourceAnchors,
         pub status: Status,
@@ -2206,7 +2170,7 @@ pub mod mcp {
         >,
         pub title: Title,
         #[serde(rename = "trustLevel")]
-        pub trust_level: TrustLevel,
+        pub trust_level: crate::migration::TrustLevel,
     }
     ///The shared project context (snapshotId pins the newer state; the current one otherwise), the older state, and paging. Keys not listed here or in the shared context are refused.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -3214,7 +3178,9 @@ pub mod mcp {
             rename = "relationTypes",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub relation_types: ::std::option::Option<::std::vec::Vec<RelationType>>,
+        pub relation_types: ::std::option::Option<
+            ::std::vec::Vec<crate::migration::RelationType>,
+        >,
         ///Pin to an earlier stateHash.
         #[serde(
             rename = "snapshotId",
@@ -4508,7 +4474,7 @@ pub mod mcp {
         #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
         pub note: ::std::option::Option<RelationNote>,
         #[serde(rename = "relationType")]
-        pub relation_type: RelationType,
+        pub relation_type: crate::migration::RelationType,
         ///The item at the other end of the edge (see the orientation rule above). Fetch it with `knowledge.get`.
         #[serde(rename = "targetItemId")]
         pub target_item_id: ItemId,
@@ -4565,109 +4531,6 @@ pub mod mcp {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
-        }
-    }
-    ///Edge kind as stored; implements/implemented_by and supersedes/superseded_by are inverse pairs.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum RelationType {
-        #[serde(rename = "implements")]
-        Implements,
-        #[serde(rename = "implemented_by")]
-        ImplementedBy,
-        #[serde(rename = "supersedes")]
-        Supersedes,
-        #[serde(rename = "superseded_by")]
-        SupersededBy,
-        #[serde(rename = "depends_on")]
-        DependsOn,
-        #[serde(rename = "constrained_by")]
-        ConstrainedBy,
-        #[serde(rename = "verified_by")]
-        VerifiedBy,
-        #[serde(rename = "reviewed_by")]
-        ReviewedBy,
-        #[serde(rename = "contradicts")]
-        Contradicts,
-        #[serde(rename = "related_to")]
-        RelatedTo,
-        #[serde(rename = "derived_from")]
-        DerivedFrom,
-        #[serde(rename = "evidenced_by")]
-        EvidencedBy,
-        #[serde(rename = "rejects")]
-        Rejects,
-        #[serde(rename = "exception_to")]
-        ExceptionTo,
-    }
-    impl ::std::fmt::Display for RelationType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Implements => f.write_str("implements"),
-                Self::ImplementedBy => f.write_str("implemented_by"),
-                Self::Supersedes => f.write_str("supersedes"),
-                Self::SupersededBy => f.write_str("superseded_by"),
-                Self::DependsOn => f.write_str("depends_on"),
-                Self::ConstrainedBy => f.write_str("constrained_by"),
-                Self::VerifiedBy => f.write_str("verified_by"),
-                Self::ReviewedBy => f.write_str("reviewed_by"),
-                Self::Contradicts => f.write_str("contradicts"),
-                Self::RelatedTo => f.write_str("related_to"),
-                Self::DerivedFrom => f.write_str("derived_from"),
-                Self::EvidencedBy => f.write_str("evidenced_by"),
-                Self::Rejects => f.write_str("rejects"),
-                Self::ExceptionTo => f.write_str("exception_to"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for RelationType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "implements" => Ok(Self::Implements),
-                "implemented_by" => Ok(Self::ImplementedBy),
-                "supersedes" => Ok(Self::Supersedes),
-                "superseded_by" => Ok(Self::SupersededBy),
-                "depends_on" => Ok(Self::DependsOn),
-                "constrained_by" => Ok(Self::ConstrainedBy),
-                "verified_by" => Ok(Self::VerifiedBy),
-                "reviewed_by" => Ok(Self::ReviewedBy),
-                "contradicts" => Ok(Self::Contradicts),
-                "related_to" => Ok(Self::RelatedTo),
-                "derived_from" => Ok(Self::DerivedFrom),
-                "evidenced_by" => Ok(Self::EvidencedBy),
-                "rejects" => Ok(Self::Rejects),
-                "exception_to" => Ok(Self::ExceptionTo),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for RelationType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for RelationType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
         }
     }
     ///The `retrieval` block of every `knowledge.search` response. It tells a client whether a ranked index answered or the unranked fallback scan did, and why, so a thin or empty answer can be recognised as degraded rather than read as "nothing exists". All twelve keys are always sent; a key that does not apply on the path taken is `null`, never missing. Every value describes the returned results, the index, or the caller's own parameters, never content the caller may not read.
@@ -4929,13 +4792,14 @@ pub mod mcp {
         pub raptor_path: ::std::vec::Vec<RetrievalResultRaptorPathItem>,
         #[serde(rename = "revisionId")]
         pub revision_id: RevisionId,
-        pub sensitivity: Sensitivity,
+        ///The item's current disclosure level. Only levels at or below this deployment's ceiling are ever served.
+        pub sensitivity: crate::migration::Sensitivity,
         #[serde(rename = "sourceAnchors")]
         pub source_anchors: SourceAnchors,
         pub status: Status,
         pub title: Title,
         #[serde(rename = "trustLevel")]
-        pub trust_level: TrustLevel,
+        pub trust_level: crate::migration::TrustLevel,
     }
     ///`RetrievalResultFoundByItem`
     #[derive(
@@ -5171,63 +5035,7 @@ pub mod mcp {
         pub project_id: ProjectId,
         pub similar: ::std::vec::Vec<Similar>,
         ///Stores whose records could not be ranked: `theurian review build` (or `theurian findings build`) in the project brings them back.
-        pub unread: ::std::vec::Vec<ReviewFindSimilarResponseUnreadItem>,
-    }
-    ///`ReviewFindSimilarResponseUnreadItem`
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReviewFindSimilarResponseUnreadItem {
-        #[serde(rename = "review")]
-        Review,
-        #[serde(rename = "findings")]
-        Findings,
-    }
-    impl ::std::fmt::Display for ReviewFindSimilarResponseUnreadItem {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Review => f.write_str("review"),
-                Self::Findings => f.write_str("findings"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ReviewFindSimilarResponseUnreadItem {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "review" => Ok(Self::Review),
-                "findings" => Ok(Self::Findings),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ReviewFindSimilarResponseUnreadItem {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for ReviewFindSimilarResponseUnreadItem {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
+        pub unread: ::std::vec::Vec<EvidenceStore>,
     }
     ///The shared project context plus optional filters; every filter given must match. Keys not listed here or in the shared context are refused. The schema bounds shape and length only: vocabularies, the sha form and the `limit` range are checked by the tool, so its refusal can name the accepted values. Filters are checked before the project is resolved.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -6026,7 +5834,7 @@ pub mod mcp {
         ///Your Markdown generalization.
         pub body: ReviewGenerateKnowledgeCandidateInputBody,
         ///Hint only; not recorded.
-        pub category: ReviewGenerateKnowledgeCandidateInputCategory,
+        pub category: crate::evidence::CommentCategory,
         ///Why it is worth keeping.
         pub description: ::std::string::String,
         pub evidence: DraftEvidence,
@@ -6139,99 +5947,6 @@ pub mod mcp {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
-        }
-    }
-    ///Hint only; not recorded.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReviewGenerateKnowledgeCandidateInputCategory {
-        #[serde(rename = "specification-gap")]
-        SpecificationGap,
-        #[serde(rename = "architecture-rule")]
-        ArchitectureRule,
-        #[serde(rename = "security-rule")]
-        SecurityRule,
-        #[serde(rename = "performance-rule")]
-        PerformanceRule,
-        #[serde(rename = "reliability-rule")]
-        ReliabilityRule,
-        #[serde(rename = "coding-convention")]
-        CodingConvention,
-        #[serde(rename = "testing-rule")]
-        TestingRule,
-        #[serde(rename = "domain-rule")]
-        DomainRule,
-        #[serde(rename = "rejected-approach")]
-        RejectedApproach,
-        #[serde(rename = "known-exception")]
-        KnownException,
-        #[serde(rename = "incident-prevention")]
-        IncidentPrevention,
-    }
-    impl ::std::fmt::Display for ReviewGenerateKnowledgeCandidateInputCategory {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::SpecificationGap => f.write_str("specification-gap"),
-                Self::ArchitectureRule => f.write_str("architecture-rule"),
-                Self::SecurityRule => f.write_str("security-rule"),
-                Self::PerformanceRule => f.write_str("performance-rule"),
-                Self::ReliabilityRule => f.write_str("reliability-rule"),
-                Self::CodingConvention => f.write_str("coding-convention"),
-                Self::TestingRule => f.write_str("testing-rule"),
-                Self::DomainRule => f.write_str("domain-rule"),
-                Self::RejectedApproach => f.write_str("rejected-approach"),
-                Self::KnownException => f.write_str("known-exception"),
-                Self::IncidentPrevention => f.write_str("incident-prevention"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ReviewGenerateKnowledgeCandidateInputCategory {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "specification-gap" => Ok(Self::SpecificationGap),
-                "architecture-rule" => Ok(Self::ArchitectureRule),
-                "security-rule" => Ok(Self::SecurityRule),
-                "performance-rule" => Ok(Self::PerformanceRule),
-                "reliability-rule" => Ok(Self::ReliabilityRule),
-                "coding-convention" => Ok(Self::CodingConvention),
-                "testing-rule" => Ok(Self::TestingRule),
-                "domain-rule" => Ok(Self::DomainRule),
-                "rejected-approach" => Ok(Self::RejectedApproach),
-                "known-exception" => Ok(Self::KnownException),
-                "incident-prevention" => Ok(Self::IncidentPrevention),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str>
-    for ReviewGenerateKnowledgeCandidateInputCategory {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for ReviewGenerateKnowledgeCandidateInputCategory {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
         }
     }
     ///Full sha touching the thread's file.
@@ -6612,63 +6327,7 @@ pub mod mcp {
         #[serde(rename = "projectId")]
         pub project_id: ProjectId,
         ///Stores this answer could not read (not built by this installation, or not current): `theurian review build` or `theurian findings build` in the project brings them back.
-        pub unread: ::std::vec::Vec<ReviewGetDecisionsResponseUnreadItem>,
-    }
-    ///`ReviewGetDecisionsResponseUnreadItem`
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReviewGetDecisionsResponseUnreadItem {
-        #[serde(rename = "review")]
-        Review,
-        #[serde(rename = "findings")]
-        Findings,
-    }
-    impl ::std::fmt::Display for ReviewGetDecisionsResponseUnreadItem {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Review => f.write_str("review"),
-                Self::Findings => f.write_str("findings"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ReviewGetDecisionsResponseUnreadItem {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "review" => Ok(Self::Review),
-                "findings" => Ok(Self::Findings),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ReviewGetDecisionsResponseUnreadItem {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for ReviewGetDecisionsResponseUnreadItem {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
+        pub unread: ::std::vec::Vec<EvidenceStore>,
     }
     ///Context plus a review.search record's repository and recordKey.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -6877,7 +6536,7 @@ pub mod mcp {
         #[serde(rename = "sourceUri")]
         pub source_uri: ReviewGetThreadResponseSourceUri,
         ///The thread's state at its last ingestion.
-        pub state: ReviewGetThreadResponseState,
+        pub state: crate::evidence::ThreadState,
     }
     ///The thread's node id at its host, echoed from the call.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -7072,68 +6731,7 @@ pub mod mcp {
             deserialize_with = "::std::option::Option::deserialize"
         )]
         pub resolved_by: ::std::option::Option<Participant>,
-        ///The closing state.
-        pub state: ReviewGetThreadResponseResolutionState,
-    }
-    ///The closing state.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReviewGetThreadResponseResolutionState {
-        #[serde(rename = "resolved")]
-        Resolved,
-        #[serde(rename = "outdated")]
-        Outdated,
-        #[serde(rename = "dismissed")]
-        Dismissed,
-    }
-    impl ::std::fmt::Display for ReviewGetThreadResponseResolutionState {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Resolved => f.write_str("resolved"),
-                Self::Outdated => f.write_str("outdated"),
-                Self::Dismissed => f.write_str("dismissed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ReviewGetThreadResponseResolutionState {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "resolved" => Ok(Self::Resolved),
-                "outdated" => Ok(Self::Outdated),
-                "dismissed" => Ok(Self::Dismissed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ReviewGetThreadResponseResolutionState {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for ReviewGetThreadResponseResolutionState {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
+        pub state: crate::evidence::ClosingState,
     }
     ///Link to the thread upstream.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -7189,70 +6787,6 @@ pub mod mcp {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
-        }
-    }
-    ///The thread's state at its last ingestion.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReviewGetThreadResponseState {
-        #[serde(rename = "open")]
-        Open,
-        #[serde(rename = "resolved")]
-        Resolved,
-        #[serde(rename = "outdated")]
-        Outdated,
-        #[serde(rename = "dismissed")]
-        Dismissed,
-    }
-    impl ::std::fmt::Display for ReviewGetThreadResponseState {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Open => f.write_str("open"),
-                Self::Resolved => f.write_str("resolved"),
-                Self::Outdated => f.write_str("outdated"),
-                Self::Dismissed => f.write_str("dismissed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ReviewGetThreadResponseState {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "open" => Ok(Self::Open),
-                "resolved" => Ok(Self::Resolved),
-                "outdated" => Ok(Self::Outdated),
-                "dismissed" => Ok(Self::Dismissed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ReviewGetThreadResponseState {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for ReviewGetThreadResponseState {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
         }
     }
     ///Context plus optional filters, all must match.
@@ -7930,7 +7464,7 @@ pub mod mcp {
         )]
         pub file_path: ::std::option::Option<::std::string::String>,
         ///Which of the three record types this is.
-        pub kind: ReviewSearchResponseRecordsItemKind,
+        pub kind: crate::evidence::Kind,
         ///When that run saw it, converted to UTC with a fixed-width spelling.
         #[serde(rename = "lastSeenAt")]
         pub last_seen_at: ::std::string::String,
@@ -7961,9 +7495,7 @@ pub mod mcp {
             rename = "threadState",
             deserialize_with = "::std::option::Option::deserialize"
         )]
-        pub thread_state: ::std::option::Option<
-            ReviewSearchResponseRecordsItemThreadState,
-        >,
+        pub thread_state: ::std::option::Option<crate::evidence::ThreadState>,
     }
     ///The provider's id for the record's author (of the pull request, the submission, or the thread's first comment). Sometimes a login rather than an opaque id, and possibly pseudonymised; not proof of identity.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -8077,66 +7609,6 @@ pub mod mcp {
     }
     impl ::std::convert::TryFrom<::std::string::String>
     for ReviewSearchResponseRecordsItemExcerptChannel {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///Which of the three record types this is.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReviewSearchResponseRecordsItemKind {
-        #[serde(rename = "pull-request")]
-        PullRequest,
-        #[serde(rename = "review-submission")]
-        ReviewSubmission,
-        #[serde(rename = "review-thread")]
-        ReviewThread,
-    }
-    impl ::std::fmt::Display for ReviewSearchResponseRecordsItemKind {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::PullRequest => f.write_str("pull-request"),
-                Self::ReviewSubmission => f.write_str("review-submission"),
-                Self::ReviewThread => f.write_str("review-thread"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ReviewSearchResponseRecordsItemKind {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "pull-request" => Ok(Self::PullRequest),
-                "review-submission" => Ok(Self::ReviewSubmission),
-                "review-thread" => Ok(Self::ReviewThread),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ReviewSearchResponseRecordsItemKind {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for ReviewSearchResponseRecordsItemKind {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -8481,70 +7953,6 @@ pub mod mcp {
                 })
         }
     }
-    ///A review thread's state; null for pull requests and review submissions.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReviewSearchResponseRecordsItemThreadState {
-        #[serde(rename = "open")]
-        Open,
-        #[serde(rename = "resolved")]
-        Resolved,
-        #[serde(rename = "outdated")]
-        Outdated,
-        #[serde(rename = "dismissed")]
-        Dismissed,
-    }
-    impl ::std::fmt::Display for ReviewSearchResponseRecordsItemThreadState {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Open => f.write_str("open"),
-                Self::Resolved => f.write_str("resolved"),
-                Self::Outdated => f.write_str("outdated"),
-                Self::Dismissed => f.write_str("dismissed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ReviewSearchResponseRecordsItemThreadState {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "open" => Ok(Self::Open),
-                "resolved" => Ok(Self::Resolved),
-                "outdated" => Ok(Self::Outdated),
-                "dismissed" => Ok(Self::Dismissed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ReviewSearchResponseRecordsItemThreadState {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for ReviewSearchResponseRecordsItemThreadState {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
     ///The item's current revision (a ULID: 26 Crockford base-32 characters), read from the canonical store when the call was answered, never from the index.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -8601,69 +8009,6 @@ pub mod mcp {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
-        }
-    }
-    ///The item's current disclosure level. Only levels at or below this deployment's ceiling are ever served.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum Sensitivity {
-        #[serde(rename = "public")]
-        Public,
-        #[serde(rename = "internal")]
-        Internal,
-        #[serde(rename = "confidential")]
-        Confidential,
-        #[serde(rename = "restricted")]
-        Restricted,
-    }
-    impl ::std::fmt::Display for Sensitivity {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Public => f.write_str("public"),
-                Self::Internal => f.write_str("internal"),
-                Self::Confidential => f.write_str("confidential"),
-                Self::Restricted => f.write_str("restricted"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for Sensitivity {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "public" => Ok(Self::Public),
-                "internal" => Ok(Self::Internal),
-                "confidential" => Ok(Self::Confidential),
-                "restricted" => Ok(Self::Restricted),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for Sensitivity {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for Sensitivity {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
         }
     }
     ///`Similar`
@@ -8725,7 +8070,7 @@ pub mod mcp {
         pub source_uri: ::std::string::String,
         ///How the thread stands (its resolution); null for findings.
         #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
-        pub state: ::std::option::Option<SimilarState>,
+        pub state: ::std::option::Option<crate::evidence::ThreadState>,
     }
     ///`SimilarFoundByItem`
     #[derive(
@@ -8834,69 +8179,6 @@ pub mod mcp {
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for SimilarKind {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///How the thread stands (its resolution); null for findings.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum SimilarState {
-        #[serde(rename = "open")]
-        Open,
-        #[serde(rename = "resolved")]
-        Resolved,
-        #[serde(rename = "outdated")]
-        Outdated,
-        #[serde(rename = "dismissed")]
-        Dismissed,
-    }
-    impl ::std::fmt::Display for SimilarState {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Open => f.write_str("open"),
-                Self::Resolved => f.write_str("resolved"),
-                Self::Outdated => f.write_str("outdated"),
-                Self::Dismissed => f.write_str("dismissed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for SimilarState {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "open" => Ok(Self::Open),
-                "resolved" => Ok(Self::Resolved),
-                "outdated" => Ok(Self::Outdated),
-                "dismissed" => Ok(Self::Dismissed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for SimilarState {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for SimilarState {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -10261,7 +9543,7 @@ pub mod mcp {
         #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
         pub note: ::std::option::Option<TraceEdgeNote>,
         #[serde(rename = "relationType")]
-        pub relation_type: RelationType,
+        pub relation_type: crate::migration::RelationType,
         #[serde(rename = "sourceItemId")]
         pub source_item_id: ItemId,
         #[serde(rename = "targetItemId")]
@@ -10338,74 +9620,11 @@ pub mod mcp {
         pub may_contain_instructions: MayContainInstructions,
         #[serde(rename = "revisionId")]
         pub revision_id: RevisionId,
-        pub sensitivity: Sensitivity,
+        pub sensitivity: crate::migration::Sensitivity,
         pub status: Status,
         pub title: Title,
         #[serde(rename = "trustLevel")]
-        pub trust_level: TrustLevel,
-    }
-    ///How far the content has been vetted, as its author declared: `unverified`, `inferred`, `reviewed` or `authoritative`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum TrustLevel {
-        #[serde(rename = "unverified")]
-        Unverified,
-        #[serde(rename = "inferred")]
-        Inferred,
-        #[serde(rename = "reviewed")]
-        Reviewed,
-        #[serde(rename = "authoritative")]
-        Authoritative,
-    }
-    impl ::std::fmt::Display for TrustLevel {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Unverified => f.write_str("unverified"),
-                Self::Inferred => f.write_str("inferred"),
-                Self::Reviewed => f.write_str("reviewed"),
-                Self::Authoritative => f.write_str("authoritative"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for TrustLevel {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "unverified" => Ok(Self::Unverified),
-                "inferred" => Ok(Self::Inferred),
-                "reviewed" => Ok(Self::Reviewed),
-                "authoritative" => Ok(Self::Authoritative),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for TrustLevel {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for TrustLevel {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
+        pub trust_level: crate::migration::TrustLevel,
     }
     ///A ULID: 26 characters of upper-case Crockford base32, the first of them 0 to 7.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -10666,52 +9885,6 @@ pub mod mcp {
             )
         }
     }
-    impl CommentCategory {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "specification-gap",
-            "architecture-rule",
-            "security-rule",
-            "performance-rule",
-            "reliability-rule",
-            "coding-convention",
-            "testing-rule",
-            "domain-rule",
-            "rejected-approach",
-            "known-exception",
-            "incident-prevention",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::SpecificationGap,
-            Self::ArchitectureRule,
-            Self::SecurityRule,
-            Self::PerformanceRule,
-            Self::ReliabilityRule,
-            Self::CodingConvention,
-            Self::TestingRule,
-            Self::DomainRule,
-            Self::RejectedApproach,
-            Self::KnownException,
-            Self::IncidentPrevention,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::SpecificationGap => "specification-gap",
-                Self::ArchitectureRule => "architecture-rule",
-                Self::SecurityRule => "security-rule",
-                Self::PerformanceRule => "performance-rule",
-                Self::ReliabilityRule => "reliability-rule",
-                Self::CodingConvention => "coding-convention",
-                Self::TestingRule => "testing-rule",
-                Self::DomainRule => "domain-rule",
-                Self::RejectedApproach => "rejected-approach",
-                Self::KnownException => "known-exception",
-                Self::IncidentPrevention => "incident-prevention",
-            }
-        }
-    }
     impl ContentClassification {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &[
@@ -10753,6 +9926,19 @@ pub mod mcp {
                 Self::ChangesRequested => "changes-requested",
                 Self::Approved => "approved",
                 Self::Finding => "finding",
+            }
+        }
+    }
+    impl EvidenceStore {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["review", "findings"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Review, Self::Findings];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Review => "review",
+                Self::Findings => "findings",
             }
         }
     }
@@ -11013,61 +10199,6 @@ pub mod mcp {
             }
         }
     }
-    impl RelationType {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "implements",
-            "implemented_by",
-            "supersedes",
-            "superseded_by",
-            "depends_on",
-            "constrained_by",
-            "verified_by",
-            "reviewed_by",
-            "contradicts",
-            "related_to",
-            "derived_from",
-            "evidenced_by",
-            "rejects",
-            "exception_to",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::Implements,
-            Self::ImplementedBy,
-            Self::Supersedes,
-            Self::SupersededBy,
-            Self::DependsOn,
-            Self::ConstrainedBy,
-            Self::VerifiedBy,
-            Self::ReviewedBy,
-            Self::Contradicts,
-            Self::RelatedTo,
-            Self::DerivedFrom,
-            Self::EvidencedBy,
-            Self::Rejects,
-            Self::ExceptionTo,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Implements => "implements",
-                Self::ImplementedBy => "implemented_by",
-                Self::Supersedes => "supersedes",
-                Self::SupersededBy => "superseded_by",
-                Self::DependsOn => "depends_on",
-                Self::ConstrainedBy => "constrained_by",
-                Self::VerifiedBy => "verified_by",
-                Self::ReviewedBy => "reviewed_by",
-                Self::Contradicts => "contradicts",
-                Self::RelatedTo => "related_to",
-                Self::DerivedFrom => "derived_from",
-                Self::EvidencedBy => "evidenced_by",
-                Self::Rejects => "rejects",
-                Self::ExceptionTo => "exception_to",
-            }
-        }
-    }
     impl RetrievalMetadataMode {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &[
@@ -11133,19 +10264,6 @@ pub mod mcp {
             }
         }
     }
-    impl ReviewFindSimilarResponseUnreadItem {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &["review", "findings"];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[Self::Review, Self::Findings];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Review => "review",
-                Self::Findings => "findings",
-            }
-        }
-    }
     impl ReviewFindingsResponseFindingsItemProvider {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["git"];
@@ -11205,112 +10323,6 @@ pub mod mcp {
             }
         }
     }
-    impl ReviewGenerateKnowledgeCandidateInputCategory {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "specification-gap",
-            "architecture-rule",
-            "security-rule",
-            "performance-rule",
-            "reliability-rule",
-            "coding-convention",
-            "testing-rule",
-            "domain-rule",
-            "rejected-approach",
-            "known-exception",
-            "incident-prevention",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::SpecificationGap,
-            Self::ArchitectureRule,
-            Self::SecurityRule,
-            Self::PerformanceRule,
-            Self::ReliabilityRule,
-            Self::CodingConvention,
-            Self::TestingRule,
-            Self::DomainRule,
-            Self::RejectedApproach,
-            Self::KnownException,
-            Self::IncidentPrevention,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::SpecificationGap => "specification-gap",
-                Self::ArchitectureRule => "architecture-rule",
-                Self::SecurityRule => "security-rule",
-                Self::PerformanceRule => "performance-rule",
-                Self::ReliabilityRule => "reliability-rule",
-                Self::CodingConvention => "coding-convention",
-                Self::TestingRule => "testing-rule",
-                Self::DomainRule => "domain-rule",
-                Self::RejectedApproach => "rejected-approach",
-                Self::KnownException => "known-exception",
-                Self::IncidentPrevention => "incident-prevention",
-            }
-        }
-    }
-    impl ReviewGetDecisionsResponseUnreadItem {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &["review", "findings"];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[Self::Review, Self::Findings];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Review => "review",
-                Self::Findings => "findings",
-            }
-        }
-    }
-    impl ReviewGetThreadResponseResolutionState {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "resolved",
-            "outdated",
-            "dismissed",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::Resolved,
-            Self::Outdated,
-            Self::Dismissed,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Resolved => "resolved",
-                Self::Outdated => "outdated",
-                Self::Dismissed => "dismissed",
-            }
-        }
-    }
-    impl ReviewGetThreadResponseState {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "open",
-            "resolved",
-            "outdated",
-            "dismissed",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::Open,
-            Self::Resolved,
-            Self::Outdated,
-            Self::Dismissed,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Open => "open",
-                Self::Resolved => "resolved",
-                Self::Outdated => "outdated",
-                Self::Dismissed => "dismissed",
-            }
-        }
-    }
     impl ReviewSearchResponseRecordsItemExcerptChannel {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &["title", "body", "comment"];
@@ -11322,78 +10334,6 @@ pub mod mcp {
                 Self::Title => "title",
                 Self::Body => "body",
                 Self::Comment => "comment",
-            }
-        }
-    }
-    impl ReviewSearchResponseRecordsItemKind {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "pull-request",
-            "review-submission",
-            "review-thread",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::PullRequest,
-            Self::ReviewSubmission,
-            Self::ReviewThread,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::PullRequest => "pull-request",
-                Self::ReviewSubmission => "review-submission",
-                Self::ReviewThread => "review-thread",
-            }
-        }
-    }
-    impl ReviewSearchResponseRecordsItemThreadState {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "open",
-            "resolved",
-            "outdated",
-            "dismissed",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::Open,
-            Self::Resolved,
-            Self::Outdated,
-            Self::Dismissed,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Open => "open",
-                Self::Resolved => "resolved",
-                Self::Outdated => "outdated",
-                Self::Dismissed => "dismissed",
-            }
-        }
-    }
-    impl Sensitivity {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "public",
-            "internal",
-            "confidential",
-            "restricted",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::Public,
-            Self::Internal,
-            Self::Confidential,
-            Self::Restricted,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Public => "public",
-                Self::Internal => "internal",
-                Self::Confidential => "confidential",
-                Self::Restricted => "restricted",
             }
         }
     }
@@ -11421,31 +10361,6 @@ pub mod mcp {
             match self {
                 Self::ReviewThread => "review-thread",
                 Self::Finding => "finding",
-            }
-        }
-    }
-    impl SimilarState {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "open",
-            "resolved",
-            "outdated",
-            "dismissed",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::Open,
-            Self::Resolved,
-            Self::Outdated,
-            Self::Dismissed,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Open => "open",
-                Self::Resolved => "resolved",
-                Self::Outdated => "outdated",
-                Self::Dismissed => "dismissed",
             }
         }
     }
@@ -11516,31 +10431,6 @@ pub mod mcp {
         pub const fn as_str(&self) -> &'static str {
             match self {
                 Self::PublicAllowlisted => "public-allowlisted",
-            }
-        }
-    }
-    impl TrustLevel {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "unverified",
-            "inferred",
-            "reviewed",
-            "authoritative",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::Unverified,
-            Self::Inferred,
-            Self::Reviewed,
-            Self::Authoritative,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Unverified => "unverified",
-                Self::Inferred => "inferred",
-                Self::Reviewed => "reviewed",
-                Self::Authoritative => "authoritative",
             }
         }
     }
@@ -15512,7 +14402,7 @@ pub mod config {
             rename = "includeStatuses",
             default = "defaults::project_config_retrieval_include_statuses"
         )]
-        pub include_statuses: ::std::vec::Vec<ProjectConfigRetrievalIncludeStatusesItem>,
+        pub include_statuses: ::std::vec::Vec<crate::migration::Status>,
         ///The k constant of reciprocal rank fusion; larger values flatten the weight of top ranks. At least 1.
         #[serde(
             rename = "rrfK",
@@ -15527,78 +14417,6 @@ pub mod config {
                 include_statuses: defaults::project_config_retrieval_include_statuses(),
                 rrf_k: defaults::default_nzu64::<::std::num::NonZeroU64, 60>(),
             }
-        }
-    }
-    ///`ProjectConfigRetrievalIncludeStatusesItem`
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ProjectConfigRetrievalIncludeStatusesItem {
-        #[serde(rename = "draft")]
-        Draft,
-        #[serde(rename = "proposed")]
-        Proposed,
-        #[serde(rename = "approved")]
-        Approved,
-        #[serde(rename = "deprecated")]
-        Deprecated,
-        #[serde(rename = "superseded")]
-        Superseded,
-        #[serde(rename = "rejected")]
-        Rejected,
-    }
-    impl ::std::fmt::Display for ProjectConfigRetrievalIncludeStatusesItem {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Draft => f.write_str("draft"),
-                Self::Proposed => f.write_str("proposed"),
-                Self::Approved => f.write_str("approved"),
-                Self::Deprecated => f.write_str("deprecated"),
-                Self::Superseded => f.write_str("superseded"),
-                Self::Rejected => f.write_str("rejected"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ProjectConfigRetrievalIncludeStatusesItem {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "draft" => Ok(Self::Draft),
-                "proposed" => Ok(Self::Proposed),
-                "approved" => Ok(Self::Approved),
-                "deprecated" => Ok(Self::Deprecated),
-                "superseded" => Ok(Self::Superseded),
-                "rejected" => Ok(Self::Rejected),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ProjectConfigRetrievalIncludeStatusesItem {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for ProjectConfigRetrievalIncludeStatusesItem {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
         }
     }
     ///Security controls.
@@ -15880,9 +14698,12 @@ pub mod config {
             super::ProjectConfigProvidersVectorStoreAdapter::SqliteVec
         }
         pub(super) fn project_config_retrieval_include_statuses() -> ::std::vec::Vec<
-            super::ProjectConfigRetrievalIncludeStatusesItem,
+            crate::migration::Status,
         > {
-            vec![super::ProjectConfigRetrievalIncludeStatusesItem::Approved]
+            vec![
+                ::serde_json::from_str:: < crate ::migration::Status > ("\"approved\"")
+                .unwrap()
+            ]
         }
         pub(super) fn project_config_security_secret_scan() -> super::ProjectConfigSecuritySecretScan {
             super::ProjectConfigSecuritySecretScan::Block
@@ -15955,37 +14776,6 @@ pub mod config {
             match self {
                 Self::SqliteVec => "sqlite-vec",
                 Self::BruteForce => "brute-force",
-            }
-        }
-    }
-    impl ProjectConfigRetrievalIncludeStatusesItem {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "draft",
-            "proposed",
-            "approved",
-            "deprecated",
-            "superseded",
-            "rejected",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::Draft,
-            Self::Proposed,
-            Self::Approved,
-            Self::Deprecated,
-            Self::Superseded,
-            Self::Rejected,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Draft => "draft",
-                Self::Proposed => "proposed",
-                Self::Approved => "approved",
-                Self::Deprecated => "deprecated",
-                Self::Superseded => "superseded",
-                Self::Rejected => "rejected",
             }
         }
     }
@@ -16399,6 +15189,65 @@ pub mod protocol {
     irrefutable_let_patterns
 )]
 pub mod evidence {
+    ///How a review thread closed; never `open`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ClosingState {
+        #[serde(rename = "resolved")]
+        Resolved,
+        #[serde(rename = "outdated")]
+        Outdated,
+        #[serde(rename = "dismissed")]
+        Dismissed,
+    }
+    impl ::std::fmt::Display for ClosingState {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Resolved => f.write_str("resolved"),
+                Self::Outdated => f.write_str("outdated"),
+                Self::Dismissed => f.write_str("dismissed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ClosingState {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "resolved" => Ok(Self::Resolved),
+                "outdated" => Ok(Self::Outdated),
+                "dismissed" => Ok(Self::Dismissed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ClosingState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ClosingState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///One comment in a review thread.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Comment {
@@ -17293,67 +16142,7 @@ pub mod evidence {
             deserialize_with = "::std::option::Option::deserialize"
         )]
         pub resolved_by: ::std::option::Option<Participant>,
-        ///The closing state; never `open`.
-        pub state: ResolutionState,
-    }
-    ///The closing state; never `open`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ResolutionState {
-        #[serde(rename = "resolved")]
-        Resolved,
-        #[serde(rename = "outdated")]
-        Outdated,
-        #[serde(rename = "dismissed")]
-        Dismissed,
-    }
-    impl ::std::fmt::Display for ResolutionState {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Resolved => f.write_str("resolved"),
-                Self::Outdated => f.write_str("outdated"),
-                Self::Dismissed => f.write_str("dismissed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ResolutionState {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "resolved" => Ok(Self::Resolved),
-                "outdated" => Ok(Self::Outdated),
-                "dismissed" => Ok(Self::Dismissed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ResolutionState {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ResolutionState {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
+        pub state: ClosingState,
     }
     ///One submitted review of a pull request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -18005,6 +16794,28 @@ pub mod evidence {
             )
         }
     }
+    impl ClosingState {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "resolved",
+            "outdated",
+            "dismissed",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Resolved,
+            Self::Outdated,
+            Self::Dismissed,
+        ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Resolved => "resolved",
+                Self::Outdated => "outdated",
+                Self::Dismissed => "dismissed",
+            }
+        }
+    }
     impl CommentCategory {
         /// Every accepted spelling, in the order the schema lists them.
         pub const VALUES: &'static [&'static str] = &[
@@ -18070,28 +16881,6 @@ pub mod evidence {
                 Self::PullRequest => "pull-request",
                 Self::ReviewSubmission => "review-submission",
                 Self::ReviewThread => "review-thread",
-            }
-        }
-    }
-    impl ResolutionState {
-        /// Every accepted spelling, in the order the schema lists them.
-        pub const VALUES: &'static [&'static str] = &[
-            "resolved",
-            "outdated",
-            "dismissed",
-        ];
-        /// Every value, in the same order as [`Self::VALUES`].
-        pub const ALL: &'static [Self] = &[
-            Self::Resolved,
-            Self::Outdated,
-            Self::Dismissed,
-        ];
-        /// This value's wire spelling, borrowed for as long as the program runs.
-        pub const fn as_str(&self) -> &'static str {
-            match self {
-                Self::Resolved => "resolved",
-                Self::Outdated => "outdated",
-                Self::Dismissed => "dismissed",
             }
         }
     }

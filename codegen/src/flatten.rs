@@ -40,12 +40,54 @@ fn root_is_type(doc: &Value) -> bool {
     })
 }
 
-/// The definition names of one group: each file's root, each `$defs` entry, and each property
-/// of a shared schema (see [`shared_schemas`]).
+/// The definition names of one group: each file's root, each `$defs` entry, each property
+/// of a shared schema (see [`shared_schemas`]), and each `$defs` entry of another group that
+/// this group uses.
 struct Names<'a> {
     roots: BTreeMap<&'a str, String>,
     defs: BTreeMap<(&'a str, String), String>,
     hoisted: BTreeMap<(&'a str, String), String>,
+    /// Definitions owned by another group, under the name this group knows them by.
+    imported: BTreeMap<(&'a str, String), String>,
+}
+
+/// Every `$ref` string inside `node`.
+fn refs_in<'v>(node: &'v Value, out: &mut Vec<&'v str>) {
+    match node {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v) {
+                    ("$ref", Value::String(r)) => out.push(r),
+                    _ => refs_in(v, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| refs_in(v, out)),
+        _ => {}
+    }
+}
+
+/// A `$ref` into another group, as (file, `$defs` key); `None` for a reference inside the
+/// group. Another group's file is only entered at one of its `$defs` entries.
+fn foreign_def<'s>(
+    set: &'s SchemaSet,
+    files: &[&SchemaFile],
+    from: &'s SchemaFile,
+    reference: &'s str,
+) -> Result<Option<(&'s SchemaFile, String)>, CodegenError> {
+    let (target, fragment) = set.split_ref(from, reference)?;
+    if files.iter().any(|f| f.rel_path == target.rel_path) {
+        return Ok(None);
+    }
+    match fragment.strip_prefix("/$defs/") {
+        Some(key) if !key.contains('/') => Ok(Some((target, key.to_owned()))),
+        _ => Err(CodegenError::Schema {
+            path: from.rel_path.clone(),
+            message: format!(
+                "`$ref` {reference} leaves its schema group, which is only allowed to one `$defs` entry of the other file"
+            ),
+        }),
+    }
 }
 
 /// The files other files of the group include whole through `allOf` (the tool context). typify
@@ -115,7 +157,7 @@ fn claim(
 }
 
 impl<'a> Names<'a> {
-    fn assign(files: &[&'a SchemaFile], set: &SchemaSet) -> Result<Self, CodegenError> {
+    fn assign(files: &[&'a SchemaFile], set: &'a SchemaSet) -> Result<Self, CodegenError> {
         let mut taken: BTreeMap<String, String> = BTreeMap::new();
         let mut roots = BTreeMap::new();
         for f in files {
@@ -145,11 +187,41 @@ impl<'a> Names<'a> {
                 hoisted.insert((f.rel_path.as_str(), key.clone()), name);
             }
         }
+        let imported = Self::imports(files, set, &mut taken)?;
         Ok(Names {
             roots,
             defs,
             hoisted,
+            imported,
         })
+    }
+
+    /// The other groups' definitions this group reaches, directly or through each other, named
+    /// in this group's space.
+    fn imports(
+        files: &[&'a SchemaFile],
+        set: &'a SchemaSet,
+        taken: &mut BTreeMap<String, String>,
+    ) -> Result<BTreeMap<(&'a str, String), String>, CodegenError> {
+        let mut imported = BTreeMap::new();
+        let mut pending: Vec<(&SchemaFile, &Value)> = files.iter().map(|f| (*f, &f.doc)).collect();
+        while let Some((from, node)) = pending.pop() {
+            let mut refs = Vec::new();
+            refs_in(node, &mut refs);
+            for r in refs {
+                let Some((target, key)) = foreign_def(set, files, from, r)? else {
+                    continue;
+                };
+                if imported.contains_key(&(target.rel_path.as_str(), key.clone())) {
+                    continue;
+                }
+                let def = set.pointer(target, &format!("/$defs/{key}"))?;
+                let name = claim(taken, target, &key, "definition")?;
+                imported.insert((target.rel_path.as_str(), key), name);
+                pending.push((target, def));
+            }
+        }
+        Ok(imported)
     }
 
     fn for_ref(
@@ -159,6 +231,14 @@ impl<'a> Names<'a> {
         reference: &str,
     ) -> Result<String, CodegenError> {
         let (target, fragment) = set.split_ref(from, reference)?;
+        if let Some(key) = fragment.strip_prefix("/$defs/") {
+            if let Some(name) = self
+                .imported
+                .get(&(target.rel_path.as_str(), key.to_owned()))
+            {
+                return Ok(name.clone());
+            }
+        }
         let unsupported = || {
             CodegenError::Schema {
             path: from.rel_path.clone(),
@@ -337,10 +417,28 @@ fn rewrite(
 /// One group's schemas as named definitions, every `$ref` pointing at `#/definitions/<name>`:
 /// what typify reads, and what the TypeScript emitter walks.
 pub(crate) struct Flattened {
-    /// Definition name and rewritten schema, in file order (shared properties before their file).
+    /// Definition name and rewritten schema, in file order (shared properties before their file),
+    /// then the definitions used from other groups.
     pub definitions: Vec<(String, Value)>,
     /// Definitions that admit exactly one non-string value, and that value.
     pub fixed_values: Vec<(String, Value)>,
+    /// Definitions owned by another group: the name used here, and the owning file and key.
+    /// Rust code refers to the owner's type; TypeScript, which has one module, declares it here.
+    pub imported: Vec<(String, String, String)>,
+}
+
+/// The type name each `$defs` entry of a group gets, by (file, key): what another group's use
+/// of that entry resolves to.
+pub(crate) fn definition_names(
+    files: &[&SchemaFile],
+    set: &SchemaSet,
+) -> Result<BTreeMap<(String, String), String>, CodegenError> {
+    let names = Names::assign(files, set)?;
+    Ok(names
+        .defs
+        .into_iter()
+        .map(|((path, key), name)| ((path.to_owned(), key), name))
+        .collect())
 }
 
 /// Names and rewrites every root and `$defs` entry of one group.
@@ -353,6 +451,7 @@ pub(crate) fn flatten_group(
     let mut flat = Flattened {
         definitions: Vec::new(),
         fixed_values: Vec::new(),
+        imported: Vec::new(),
     };
     for f in files {
         if root_is_type(&f.doc) {
@@ -377,6 +476,24 @@ pub(crate) fn flatten_group(
                 flat.definitions.push((name, v));
             }
         }
+    }
+    for ((path, key), name) in &names.imported {
+        let owner = set.by_path(path).ok_or_else(|| CodegenError::Schema {
+            path: (*path).to_owned(),
+            message: "a file named by a `$ref` was not loaded".into(),
+        })?;
+        let mut v = rewrite(
+            set.pointer(owner, &format!("/$defs/{key}"))?,
+            set,
+            owner,
+            &names,
+        )?;
+        if strip_null_value(&mut v) {
+            nullable_defs.insert(format!("#/definitions/{name}"));
+        }
+        flat.definitions.push((name.clone(), v));
+        flat.imported
+            .push((name.clone(), (*path).to_owned(), key.clone()));
     }
     for (_, schema) in &mut flat.definitions {
         null_beside_refs(schema, &nullable_defs);
@@ -456,8 +573,40 @@ pub(crate) fn typify_group(
     group: &str,
     files: &[&SchemaFile],
     set: &SchemaSet,
+    owners: &BTreeMap<(String, String), (String, String)>,
 ) -> Result<TokenStream, CodegenError> {
     let flat = flatten_group(files, set)?;
+    let mut settings = typify::TypeSpaceSettings::default();
+    settings.with_derive("PartialEq".to_owned());
+    // A definition another group owns is that group's type, never a second copy of it.
+    for (name, path, key) in &flat.imported {
+        let (module, owned_name) =
+            owners
+                .get(&(path.clone(), key.clone()))
+                .ok_or_else(|| CodegenError::Schema {
+                    path: path.clone(),
+                    message: format!(
+                        "$defs entry {key} is used by the {group} schemas but its file is in no schema group"
+                    ),
+                })?;
+        let enumerated = flat
+            .definitions
+            .iter()
+            .any(|(n, v)| n == name && v.get("enum").is_some());
+        let impls = if enumerated {
+            vec![
+                typify::TypeSpaceImpl::FromStr,
+                typify::TypeSpaceImpl::Display,
+            ]
+        } else {
+            Vec::new()
+        };
+        settings.with_replacement(
+            name,
+            format!("crate::{module}::{owned_name}"),
+            impls.into_iter(),
+        );
+    }
     let definitions = flat
         .definitions
         .into_iter()
@@ -471,8 +620,6 @@ pub(crate) fn typify_group(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let fixed_values = flat.fixed_values;
-    let mut settings = typify::TypeSpaceSettings::default();
-    settings.with_derive("PartialEq".to_owned());
     let mut space = typify::TypeSpace::new(&settings);
     space
         .add_ref_types(definitions)

@@ -43,7 +43,10 @@ pub struct Finding {
 pub fn scan(text: &str, max: usize) -> Vec<Finding> {
     let mut out = Vec::new();
     for (family, re) in FAMILIES.iter() {
-        for m in re.find_iter(text).filter(|m| !documented_placeholder(m.as_str())) {
+        for m in re
+            .find_iter(text)
+            .filter(|m| !documented_placeholder(m.as_str()))
+        {
             let before = &text[..m.start()];
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -109,11 +112,13 @@ mod tests {
     #[test]
     fn a_private_key_needs_its_body_and_documented_examples_are_not_keys() {
         let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7";
-        let pem = format!("cert:\n-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n");
+        let pem =
+            format!("cert:\n-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n");
         assert_eq!(scan(&pem, 20).len(), 1);
         let escaped = format!("key = \"-----BEGIN RSA PRIVATE KEY-----\\n{body}\\n\"");
         assert_eq!(scan(&escaped, 20).len(), 1);
-        let armoured = format!("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n{body}\n");
+        let armoured =
+            format!("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n{body}\n");
         assert_eq!(scan(&armoured, 20).len(), 1);
         let legacy = format!("-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n{body}\n");
         assert_eq!(scan(&legacy, 20).len(), 1);

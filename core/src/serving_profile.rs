@@ -5,7 +5,7 @@
 use crate::datadir::DataDir;
 use crate::CoreError;
 use std::os::unix::fs::PermissionsExt;
-use theurian_protocol::mcp::Sensitivity;
+use theurian_protocol::migration::Sensitivity;
 
 /// Largest profile file accepted, in bytes.
 const MAX_PROFILE_BYTES: u64 = 64;

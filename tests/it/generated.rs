@@ -182,3 +182,62 @@ fn the_decisions_filter_and_the_decisions_it_selects_are_one_type() {
     assert_eq!(filter_kind(&input), Some(DecisionKind::Approved));
     let _ = decided_kind;
 }
+
+/// One type per concept across schema groups: an MCP answer carries an item's sensitivity,
+/// trust level and edge kinds exactly as a migration authors them, so they are the migration
+/// module's types (this compiles only while the MCP schemas refer to the migration's
+/// definitions instead of restating them).
+#[test]
+fn what_a_migration_authors_and_a_tool_serves_is_one_type() {
+    use theurian_protocol::{config, evidence, mcp, migration};
+    fn served(r: &mcp::RetrievalResult) -> (migration::Sensitivity, migration::TrustLevel) {
+        (r.sensitivity, r.trust_level)
+    }
+    fn edge(r: &mcp::Relation) -> migration::RelationType {
+        r.relation_type
+    }
+    fn statuses(r: &config::ProjectConfigRetrieval) -> &[migration::Status] {
+        &r.include_statuses
+    }
+    fn thread(t: &mcp::ReviewGetThreadResponse) -> evidence::ThreadState {
+        t.state
+    }
+    let _ = (served, edge, statuses, thread);
+}
+
+/// A schema that restates another's list of values (instead of a `$ref` to it) makes a second
+/// type for one concept. Every generated enum's values are compared; two lists alike fail
+/// here, naming both types. The cure is a `$ref` to the owning `$defs` entry, across schema
+/// groups if need be.
+#[test]
+fn no_two_generated_enums_accept_the_same_values() {
+    // Each document states its own format version; they move independently.
+    const DISTINCT: &[[&str; 2]] = &[["MigrationApiVersion", "ProjectConfigApiVersion"]];
+    let rust = theurian_protocol::GENERATED_SOURCE;
+    let mut seen: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    let mut clashes = Vec::new();
+    for (before, after) in rust
+        .split("pub const VALUES: &'static [&'static str] = &[")
+        .zip(
+            rust.split("pub const VALUES: &'static [&'static str] = &[")
+                .skip(1),
+        )
+    {
+        let owner = before
+            .rsplit_once("impl ")
+            .and_then(|(_, rest)| rest.split_once(' '))
+            .map(|(name, _)| name)
+            .expect("every VALUES list sits in an impl block");
+        let values = after
+            .split_once("];")
+            .map(|(list, _)| list.trim())
+            .expect("a VALUES list ends");
+        if let Some(first) = seen.insert(values, owner) {
+            if !DISTINCT.contains(&[first, owner]) {
+                clashes.push(format!("{first} and {owner}"));
+            }
+        }
+    }
+    assert!(seen.len() > 20, "the generated enums were not found");
+    assert!(clashes.is_empty(), "one concept, two types: {clashes:?}");
+}

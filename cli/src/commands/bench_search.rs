@@ -374,9 +374,11 @@ pub fn run(
             let seconds = started.elapsed().as_secs_f64();
             let id = match built["indexBuildId"].as_str() {
                 Some(id) => id.to_owned(),
-                None => IndexPointer::read(&state_dir)
-                    .ok_or_else(|| fail("find the published build", "no index pointer"))?
-                    .index_build_id,
+                None => {
+                    IndexPointer::read(&state_dir)
+                        .ok_or_else(|| fail("find the published build", "no index pointer"))?
+                        .index_build_id
+                }
             };
             (
                 Some((seconds * 1e3).round() / 1e3),

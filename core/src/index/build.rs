@@ -382,7 +382,7 @@ pub async fn build(
             &pool,
             project_id,
             SURFACEABLE,
-            theurian_protocol::mcp::Sensitivity::VALUES,
+            theurian_protocol::migration::Sensitivity::VALUES,
         )
         .await
         .map_err(read_err)?

@@ -53,7 +53,7 @@ pub async fn purge(
     let Ok(pointer) = serde_json::from_str::<IndexPointer>(&text) else {
         return report("index-unusable");
     };
-    let levels = theurian_protocol::mcp::Sensitivity::VALUES;
+    let levels = theurian_protocol::migration::Sensitivity::VALUES;
     if pointer
         .indexed_sensitivities
         .iter()

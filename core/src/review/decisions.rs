@@ -14,7 +14,7 @@
 
 use super::evidence::{Document, Record};
 use super::store::in_utc;
-use theurian_protocol::evidence::{ResolutionState, ThreadState};
+use theurian_protocol::evidence::{ClosingState, ThreadState};
 use theurian_protocol::mcp::DecisionKind;
 
 /// One decision stated by a review record.
@@ -35,7 +35,7 @@ pub fn of(doc: &Document) -> Option<Decision> {
     match &doc.record {
         Record::Thread(t) => {
             let r = t.resolution.as_ref()?;
-            if t.state != ThreadState::Resolved || r.state != ResolutionState::Resolved {
+            if t.state != ThreadState::Resolved || r.state != ClosingState::Resolved {
                 return None;
             }
             let resolved_at = r.resolved_at.as_ref().map(|a| in_utc(a.as_str()));

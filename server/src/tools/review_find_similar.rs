@@ -8,8 +8,8 @@ use super::review_shared::{check_text, findings_store, redacts_names, review_sto
 use crate::state::AppState;
 use theurian_core::review::similar::{find, Fault, Similar, Situation, Stores};
 use theurian_protocol::mcp::{
-    RefusalMetaCode, ReviewFindSimilarInput, ReviewFindSimilarResponse,
-    ReviewFindSimilarResponseUnreadItem as Unread, Similar as Served, UntrustedClassification,
+    EvidenceStore as Unread, RefusalMetaCode, ReviewFindSimilarInput, ReviewFindSimilarResponse,
+    Similar as Served, UntrustedClassification,
 };
 use theurian_protocol::Refusal;
 
@@ -108,7 +108,10 @@ fn item(s: Similar, redact: bool) -> Result<Served, Refusal> {
         record_key: s.record_key,
         pull_request: super::review_shared::pull_request_number(s.pull_request),
         file_path: s.file_path,
-        state: s.state.map(|v| v.parse().map_err(bad)).transpose()?,
+        state: s
+            .state
+            .map(|v| v.parse().map_err(|e| Refusal::internal(TOOL, &e)))
+            .transpose()?,
         commit_sha: s.commit_sha,
         severity: s.severity,
         source_uri: s.source_uri,

@@ -9,8 +9,8 @@ use crate::state::AppState;
 use theurian_core::review::decisions::{from_findings, from_reviews, merge, Filters, Found};
 use theurian_core::review::ingest::screen::redacted;
 use theurian_protocol::mcp::{
-    Decision, DecisionDecidedBy, DecisionKind, ReviewGetDecisionsInput, ReviewGetDecisionsResponse,
-    ReviewGetDecisionsResponseUnreadItem as Unread, UntrustedClassification,
+    Decision, DecisionDecidedBy, DecisionKind, EvidenceStore as Unread, ReviewGetDecisionsInput,
+    ReviewGetDecisionsResponse, UntrustedClassification,
 };
 use theurian_protocol::Refusal;
 

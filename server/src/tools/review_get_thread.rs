@@ -78,11 +78,7 @@ fn shape(input: ReviewGetThreadInput, served: Served) -> Result<ReviewGetThreadR
                 body: cut(c.body, MAX_BODY_CHARS),
                 body_cut: cut_body,
                 created_at: c.created_at.to_string(),
-                category: c
-                    .category
-                    .map(|k| k.to_string().parse())
-                    .transpose()
-                    .map_err(bad)?,
+                category: c.category,
                 line_start: c.line_start,
                 line_end: c.line_end,
             })
@@ -92,7 +88,7 @@ fn shape(input: ReviewGetThreadInput, served: Served) -> Result<ReviewGetThreadR
         .resolution
         .map(|r| {
             Ok::<_, Refusal>(Resolution {
-                state: r.state.to_string().parse().map_err(bad)?,
+                state: r.state,
                 resolved_by: r.resolved_by.map(participant).transpose()?,
                 resolved_at: r.resolved_at.map(|a| a.to_string()),
                 fix_commit: r.fix_commit,
@@ -110,7 +106,7 @@ fn shape(input: ReviewGetThreadInput, served: Served) -> Result<ReviewGetThreadR
         line_start: t.line_start,
         line_end: t.line_end,
         commit_sha: t.commit_sha,
-        state: t.state.to_string().parse().map_err(bad)?,
+        state: t.state,
         resolution,
         comments,
         comments_omitted: omitted as u64,

@@ -7,10 +7,8 @@
 use super::review_shared::{check_text, check_vocabulary, page, Store};
 use crate::state::AppState;
 use theurian_core::review::store::{read, Filters, STORE_FILE, STORE_ID};
-use theurian_protocol::mcp::{
-    ReviewSearchInput, ReviewSearchResponse,
-    ReviewSearchResponseRecordsItemThreadState as ThreadState,
-};
+use theurian_protocol::evidence::ThreadState;
+use theurian_protocol::mcp::{ReviewSearchInput, ReviewSearchResponse};
 use theurian_protocol::Refusal;
 
 /// Most records one call may ask for; outside 1..=50 is refused, never clamped.

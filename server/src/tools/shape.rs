@@ -11,7 +11,8 @@ use theurian_protocol::mcp::{
 };
 use theurian_protocol::Refusal;
 
-fn bad(what: &'static str) -> impl Fn(theurian_protocol::mcp::error::ConversionError) -> Refusal {
+/// A stored value the contract does not admit: a defect, whichever module's type refused it.
+fn bad<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> Refusal {
     move |e| Refusal::internal(what, &e)
 }
 

@@ -14,8 +14,8 @@ use crate::store::time::{isoformat, parse};
 use serde_json::{Map, Value};
 use std::num::NonZeroU64;
 use theurian_protocol::evidence::{
-    Comment, Evidence, FormatVersion, LastSeenRun, LineNumber, Participant, PullRequest,
-    Resolution, ResolutionState, ReviewSubmission, ReviewThread, SourceAnchor, ThreadState,
+    ClosingState, Comment, Evidence, FormatVersion, LastSeenRun, LineNumber, Participant,
+    PullRequest, Resolution, ReviewSubmission, ReviewThread, SourceAnchor, ThreadState,
 };
 
 /// Pull requests (and pages of threads or reviews) asked for per request.
@@ -435,7 +435,7 @@ pub fn threads(
         };
         let resolution = if resolved {
             Some(Resolution {
-                state: ResolutionState::Resolved,
+                state: ClosingState::Resolved,
                 resolved_by: participant(node.get("resolvedBy"))?,
                 resolved_at: None,
                 fix_commit: None,
