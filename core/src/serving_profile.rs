@@ -10,13 +10,8 @@ use theurian_protocol::migration::Sensitivity;
 /// Largest profile file accepted, in bytes.
 const MAX_PROFILE_BYTES: u64 = 64;
 
-/// Every level, least sensitive first.
-pub const LEVELS: [Sensitivity; 4] = [
-    Sensitivity::Public,
-    Sensitivity::Internal,
-    Sensitivity::Confidential,
-    Sensitivity::Restricted,
-];
+/// Every level, least sensitive first: the schema lists them in that order.
+pub const LEVELS: &[Sensitivity] = Sensitivity::ALL;
 
 /// The ceiling the daemon serves under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +32,7 @@ impl Ceiling {
 
 /// A level as the store and the schema spell it.
 pub fn name(level: Sensitivity) -> &'static str {
-    let rank = LEVELS.iter().position(|l| *l == level).unwrap_or(1);
-    Sensitivity::VALUES[rank]
+    level.as_str()
 }
 
 /// Reads the ceiling, refusing anything but a private regular file naming one level.
@@ -119,7 +113,7 @@ mod tests {
 
     #[test]
     fn level_names_are_the_schema_spellings_in_rank_order() {
-        for level in LEVELS {
+        for &level in LEVELS {
             assert_eq!(name(level), level.to_string());
         }
         assert_eq!(
