@@ -5,8 +5,8 @@
 
 use super::bm25::Occurrences;
 use super::open::OpenIndex;
-use super::runs::{fold_char, occurrences, Match};
-use super::terms::{Rows, TermCache};
+use super::runs::{fold_char, occurrences};
+use super::terms::{Rows, RunHit, Runs, TermCache};
 use std::sync::Arc;
 use tantivy::fastfield::AliveBitSet;
 use tantivy::postings::{Postings, SegmentPostings, TermInfo};
@@ -66,21 +66,16 @@ fn drain(
 /// A large list is summed in a table over every row, a small one sorted.
 fn merge(mut hits: Vec<(u32, u32)>, max_row: u32) -> Vec<(u32, u32)> {
     if hits.len() >= (max_row as usize) / 16 {
-        let mut counts = vec![0u32; max_row as usize];
-        for (row, f) in &hits {
-            if let Some(c) = counts.get_mut(*row as usize) {
-                *c = c.saturating_add(*f);
-            }
+        thread_local! {
+            static TABLE: std::cell::RefCell<RowTable> = std::cell::RefCell::new(RowTable::default());
         }
-        hits.clear();
-        hits.extend(
-            counts
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| **c > 0)
-                .map(|(row, c)| (row as u32, *c)),
-        );
-        return hits;
+        if let Some(summed) = TABLE.with(|table| {
+            let mut table = table.try_borrow_mut().ok()?;
+            Some(table.sum(&hits, max_row as usize))
+        }) {
+            return summed;
+        }
+        return RowTable::default().sum(&hits, max_row as usize);
     }
     hits.sort_unstable_by_key(|(row, _)| *row);
     let mut merged: Vec<(u32, u32)> = Vec::with_capacity(hits.len());
@@ -91,6 +86,78 @@ fn merge(mut hits: Vec<(u32, u32)>, max_row: u32) -> Vec<(u32, u32)> {
         }
     }
     merged
+}
+
+/// `list` without the rows of `dropped`, and `added` (rows among those) in their place. All
+/// three ascend by row and so does the answer: one walk, where appending and sorting would
+/// sort a whole common term's list to place a few rows.
+fn replace_rows(
+    list: Vec<(u32, u32)>,
+    dropped: &[(u32, u32)],
+    added: Vec<(u32, u32)>,
+) -> Vec<(u32, u32)> {
+    let mut out = Vec::with_capacity(list.len() + added.len());
+    let mut dropped = dropped.iter().map(|(row, _)| *row).peekable();
+    let mut added = added.into_iter().peekable();
+    for (row, f) in list {
+        while dropped.next_if(|r| *r < row).is_some() {}
+        while let Some(before) = added.next_if(|(r, _)| *r < row) {
+            out.push(before);
+        }
+        if dropped.peek() != Some(&row) {
+            out.push((row, f));
+        }
+    }
+    out.extend(added);
+    out
+}
+
+/// A count per row, and a bit per row that holds one. Between sums every count is zero again,
+/// so a thread keeps one table for every merge instead of clearing a fresh one; and the rows
+/// are found by walking the bits (a word per 64 rows), not by reading every count.
+#[derive(Default)]
+struct RowTable {
+    counts: Vec<u32>,
+    held: Vec<u64>,
+}
+
+impl RowTable {
+    /// `hits` summed per row, in row order; rows at or past `rows` are dropped.
+    fn sum(&mut self, hits: &[(u32, u32)], rows: usize) -> Vec<(u32, u32)> {
+        if self.counts.len() < rows {
+            self.counts.resize(rows, 0);
+        }
+        self.held.clear();
+        self.held.resize(rows.div_ceil(64), 0);
+        let mut distinct = 0usize;
+        for &(row, f) in hits {
+            let at = row as usize;
+            if let (true, Some(count), Some(word)) = (
+                at < rows,
+                self.counts.get_mut(at),
+                self.held.get_mut(at / 64),
+            ) {
+                *count = count.saturating_add(f);
+                distinct += usize::from(*word & (1 << (at % 64)) == 0);
+                *word |= 1 << (at % 64);
+            }
+        }
+        let mut out = Vec::with_capacity(distinct);
+        for (w, &word) in self.held.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let at = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if let Some(count) = self.counts.get_mut(at) {
+                    let c = std::mem::take(count);
+                    if c > 0 {
+                        out.push((at as u32, c));
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// A word phrase: the tokens one query term gives under the word analyzer.
@@ -278,7 +345,7 @@ const BYTES_PER_POSTING: u64 = 24;
 pub struct Substring<'a> {
     index: &'a OpenIndex,
     needle: String,
-    runs: std::cell::OnceCell<Vec<Match<'a>>>,
+    runs: std::cell::OnceCell<Runs>,
     segment: Segment<'a>,
     /// The build's remembered lists, while no row is deleted ([`super::terms`]).
     cache: Option<&'a TermCache>,
@@ -312,9 +379,28 @@ impl<'a> Substring<'a> {
         }
     }
 
-    fn runs(&self) -> &[Match<'a>] {
-        self.runs
-            .get_or_init(|| self.index.runs.containing(self.needle.as_bytes()))
+    fn runs(&self) -> &[RunHit] {
+        self.runs.get_or_init(|| {
+            let needle = self.needle.as_bytes();
+            if let Some(found) = self.cache.and_then(|cache| cache.runs(needle)) {
+                return found;
+            }
+            let found: Runs = self
+                .index
+                .runs
+                .containing(needle)
+                .iter()
+                .map(|m| RunHit {
+                    ordinal: m.ordinal,
+                    doc_freq: m.doc_freq,
+                    occurrences: m.occurrences,
+                })
+                .collect();
+            if let Some(cache) = self.cache {
+                cache.put_runs(needle, found.clone());
+            }
+            found
+        })
     }
 
     /// Occurrences in one passage's heading and text, read from the passage itself.
@@ -388,14 +474,14 @@ impl<'a> Substring<'a> {
         };
         if !long.is_empty() {
             let finder = memchr::memmem::Finder::new(self.needle.as_bytes());
-            merged.retain(|(row, _)| long.binary_search_by_key(row, |(r, _)| *r).is_err());
-            for (row, _) in long {
-                let f = self.count_in(row, &finder);
-                if f > 0 {
-                    merged.push((row, f));
-                }
-            }
-            merged.sort_unstable_by_key(|(row, _)| *row);
+            let counted: Vec<(u32, u32)> = long
+                .iter()
+                .filter_map(|(row, _)| {
+                    let f = self.count_in(*row, &finder);
+                    (f > 0).then_some((*row, f))
+                })
+                .collect();
+            merged = replace_rows(merged, &long, counted);
         }
         Ok(merged)
     }
@@ -406,6 +492,13 @@ impl Occurrences for Substring<'_> {
         if let Some(rows) = self.remembered() {
             return rows.len() as u64;
         }
+        let live = u64::from(self.segment.max_row).saturating_sub(self.segment.deleted);
+        if self
+            .cache
+            .is_some_and(|cache| cache.in_half(self.needle.as_bytes()))
+        {
+            return live;
+        }
         // The run that is the term itself is one bound; when it alone puts the term in half
         // the live rows, no other run needs looking up.
         let exact = self
@@ -413,7 +506,6 @@ impl Occurrences for Substring<'_> {
             .runs
             .find(self.needle.as_bytes())
             .map_or(0, |(_, doc_freq)| self.segment.live_at_least(doc_freq));
-        let live = u64::from(self.segment.max_row).saturating_sub(self.segment.deleted);
         if exact.saturating_mul(2) >= live {
             return exact;
         }
@@ -462,7 +554,7 @@ impl Occurrences for Substring<'_> {
         if runs.len() <= 1 || self.remembered().is_some() {
             return self.all().map(Some);
         }
-        let mut order: Vec<&Match<'_>> = runs.iter().collect();
+        let mut order: Vec<&RunHit> = runs.iter().collect();
         order.sort_by_key(|m| std::cmp::Reverse(m.doc_freq));
         let mut seen = vec![0u64; (self.segment.max_row as usize).div_ceil(64)];
         let mut distinct = 0u64;
@@ -482,6 +574,9 @@ impl Occurrences for Substring<'_> {
             },
         );
         if !read_all {
+            if let Some(cache) = self.cache {
+                cache.note_half(self.needle.as_bytes());
+            }
             return Ok(None);
         }
         let all = self.finish(hits)?;
@@ -535,5 +630,80 @@ impl Occurrences for Substring<'_> {
             .saturating_mul(BYTES_PER_RUN)
             .saturating_add(postings.saturating_mul(BYTES_PER_POSTING));
         in_full < at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::Rng;
+
+    /// The definition both sums must meet: counts (each at least one, as postings give them)
+    /// summed per row, rows ascending.
+    fn summed(hits: &[(u32, u32)], max_row: u32) -> Vec<(u32, u32)> {
+        let mut by_row = std::collections::BTreeMap::new();
+        for &(row, f) in hits.iter().filter(|(row, _)| *row < max_row) {
+            *by_row.entry(row).or_insert(0u32) += f;
+        }
+        by_row.into_iter().filter(|(_, f)| *f > 0).collect()
+    }
+
+    #[test]
+    fn merging_sums_each_row_once_in_row_order_by_table_or_by_sort() {
+        let mut rng = Rng(7);
+        for round in 0..200 {
+            let max_row = 1 + rng.below(3000) as u32;
+            // Few hits take the sorting path, many the table; every table is left clean for
+            // the next round on this thread, whatever size the round before had.
+            let n = if round % 2 == 0 {
+                rng.below(40)
+            } else {
+                200 + rng.below(4000)
+            };
+            let hits: Vec<(u32, u32)> = (0..n)
+                .map(|_| (rng.below(max_row as usize) as u32, 1 + rng.below(4) as u32))
+                .collect();
+            assert_eq!(
+                merge(hits.clone(), max_row),
+                summed(&hits, max_row),
+                "round {round}"
+            );
+        }
+    }
+
+    #[test]
+    fn rows_counted_from_text_take_the_place_of_their_listed_counts() {
+        let mut rng = Rng(11);
+        for round in 0..200 {
+            let list = summed(
+                &(0..rng.below(300))
+                    .map(|_| (rng.below(500) as u32, 1))
+                    .collect::<Vec<_>>(),
+                500,
+            );
+            let dropped = summed(
+                &(0..rng.below(30))
+                    .map(|_| (rng.below(500) as u32, 1))
+                    .collect::<Vec<_>>(),
+                500,
+            );
+            let added: Vec<(u32, u32)> = dropped
+                .iter()
+                .filter(|_| rng.below(2) == 0)
+                .map(|(row, _)| (*row, 9))
+                .collect();
+            let mut expected: Vec<(u32, u32)> = list
+                .iter()
+                .filter(|(row, _)| dropped.binary_search_by_key(row, |(r, _)| *r).is_err())
+                .copied()
+                .chain(added.iter().copied())
+                .collect();
+            expected.sort_unstable();
+            assert_eq!(
+                replace_rows(list, &dropped, added),
+                expected,
+                "round {round}"
+            );
+        }
     }
 }
