@@ -205,9 +205,16 @@ pub async fn apply(
     };
     let mut conn = if created {
         remove_database(&filling);
-        schema::create(&filling, &set.state_hash, &time::now_iso())
-            .await
-            .map_err(|e| db_error(&path, &e))?
+        match schema::create(&filling, &set.state_hash, &time::now_iso()).await {
+            Ok(conn) => conn,
+            Err(e) => {
+                // Named while a full disk is still full; then the file it began is removed,
+                // so a failed start leaves nothing behind either.
+                let named = db_error(&path, &e);
+                remove_database(&filling);
+                return Err(named);
+            }
+        }
     } else {
         let mut conn = schema::open_rw(&path)
             .await

@@ -211,6 +211,10 @@ pub async fn create(
     // so a journal would only write every page twice. [`seal`] turns on WAL at the end.
     let mut conn = options(path)
         .journal_mode(SqliteJournalMode::Off)
+        // Bodies of long documents run to tens of kilobytes; at SQLite's default 4 KiB each
+        // spans a chain of overflow pages. 16 KiB pages measured faster to fill (a cold apply
+        // of 657 long documents, 191 against 203 ms) with no larger file; 64 KiB were slower.
+        .page_size(16384)
         .create_if_missing(true)
         .connect()
         .await?;
