@@ -70,6 +70,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "/required:",
         "as above: `contractDigest` is always sent",
     ),
+    (
+        "mcp/review-search-response.schema.json",
+        "/properties/records/items/properties/threadState/",
+        "the same four states or null, spelled as the evidence format's one `threadState` or null \
+         so the stored record and the answer share one type; both accept exactly the same values",
+    ),
 ];
 
 /// Whether `path` is one of the schemas of a tool the reference never shipped (it designed
