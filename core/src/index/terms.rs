@@ -40,8 +40,11 @@ pub type Runs = Arc<[RunHit]>;
 const LEAST_ENTRIES: usize = 1 << 20;
 /// Entries held at most (32 MiB).
 const MOST_ENTRIES: usize = 1 << 22;
-/// Entries held per row of the build, between those two.
-const ENTRIES_PER_ROW: usize = 16;
+/// Entries held per row of the build, between those two. Measured on 657 long design
+/// documents (37,773 rows) with queries drawn from them: at 16 per row the lists of the
+/// corpus's middle-frequency words were dropped before their next use and a search read most
+/// of its terms afresh; at 64 nearly every such list was still held (and at 128 no better).
+const ENTRIES_PER_ROW: usize = 64;
 /// Run hits held at least, and at most (12 bytes each: 3 and 12 MiB).
 const LEAST_RUN_HITS: usize = 1 << 18;
 const MOST_RUN_HITS: usize = 1 << 20;
