@@ -408,6 +408,20 @@ fn bench_search_serves_a_directory_of_documents() {
         .expect("doc");
     }
     std::fs::write(docs.path().join("notes.bin"), [0u8, 159, 146, 150]).expect("ignored");
+    // A document quoting a whole private key: the build leaves it out, and so do the queries.
+    let key = [
+        "-----BEGIN PRIVATE KEY-----",
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+        "-----END PRIVATE KEY-----",
+    ];
+    std::fs::write(
+        docs.path().join("d.md"),
+        format!(
+            "# Deploy keys\n\nThe staging key was pasted here:\n\n{}\n",
+            key.join("\n")
+        ),
+    )
+    .expect("doc");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"))
         .args([
             "--json",
@@ -430,8 +444,9 @@ fn bench_search_serves_a_directory_of_documents() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(report["corpus"]["documents"], 3, "{report}");
+    assert_eq!(report["corpus"]["documents"], 4, "{report}");
     assert_eq!(report["items"], 6, "{report}");
+    assert_eq!(report["withheldBySecretScan"], 2, "both copies: {report}");
     assert_eq!(report["queryWords"], 4);
     assert!(
         report["knownItem"]["queries"]

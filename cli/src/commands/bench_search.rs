@@ -12,7 +12,6 @@ use theurian_core::corpus::{self, Rng};
 use theurian_core::datadir::DataDir;
 use theurian_core::gitdir::Repo;
 use theurian_core::index::build::{build, BuildOptions};
-use theurian_core::index::chunk::served_text;
 use theurian_core::index::open::OpenIndex;
 use theurian_core::index::pointer::{build_dir, BuildInfo, IndexPointer, FORMAT_VERSION};
 use theurian_core::index::search::{ranked, Request};
@@ -20,7 +19,7 @@ use theurian_core::knowledge::{read, APPROVED_ONLY};
 use theurian_core::migrate::MigrationSet;
 use theurian_core::registry::Registry;
 use theurian_core::store::pipeline::{self, Project};
-use theurian_core::{secrets, CoreError, Exit};
+use theurian_core::{CoreError, Exit};
 use theurian_server::ToolNames;
 
 const VISIBLE: &[&str] = &["public", "internal"];
@@ -396,10 +395,11 @@ pub fn run(
     let servable = runtime
         .block_on(read::servable(&pool, "bench", APPROVED_ONLY, VISIBLE))
         .map_err(|e| fail("read the state", format!("{e:?}")))?;
-    // The bench project keeps the default `block` policy, so what the scan flags is not indexed.
+    // Queries are drawn only from what the published build holds: under the default `block`
+    // policy the build leaves out documents its secret scan flags.
     let (docs, withheld): (Vec<_>, Vec<_>) = servable
         .into_iter()
-        .partition(|d| secrets::scan(&served_text(&d.title, &d.body), 1).is_empty());
+        .partition(|d| !index.revision_passages(&d.revision_id).is_empty());
     let mut rng = Rng(0x0be7_c4a5);
     let known = known_item_queries(&docs, &mut rng, query_words);
     if let Workplace::Kept(dir) = &work {

@@ -5,8 +5,8 @@
 
 use super::bm25::Occurrences;
 use super::open::OpenIndex;
-use super::runs::{fold_char, occurrences};
-use super::terms::{Rows, RunHit, Runs, TermCache};
+use super::runs::{fold_char, occurrences, RunHit};
+use super::terms::{Rows, Runs, TermCache};
 use std::sync::Arc;
 use tantivy::fastfield::AliveBitSet;
 use tantivy::postings::{Postings, SegmentPostings, TermInfo};
@@ -385,17 +385,7 @@ impl<'a> Substring<'a> {
             if let Some(found) = self.cache.and_then(|cache| cache.runs(needle)) {
                 return found;
             }
-            let found: Runs = self
-                .index
-                .runs
-                .containing(needle)
-                .iter()
-                .map(|m| RunHit {
-                    ordinal: m.ordinal,
-                    doc_freq: m.doc_freq,
-                    occurrences: m.occurrences,
-                })
-                .collect();
+            let found: Runs = self.index.runs.containing(needle).into();
             if let Some(cache) = self.cache {
                 cache.put_runs(needle, found.clone());
             }
@@ -497,7 +487,9 @@ impl Occurrences for Substring<'_> {
             .cache
             .is_some_and(|cache| cache.in_half(self.needle.as_bytes()))
         {
-            return live;
+            // Found before in at least half of them (the cache is used only while none is
+            // deleted, so the count of rows then is the count now).
+            return live.div_ceil(2);
         }
         // The run that is the term itself is one bound; when it alone puts the term in half
         // the live rows, no other run needs looking up.

@@ -403,11 +403,10 @@ pub fn write<'a>(
     file.sync_all()
 }
 
-/// A run of the vocabulary that holds a looked-up term.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Match<'a> {
-    /// The run as indexed.
-    pub run: &'a [u8],
+/// A run of the vocabulary that holds a looked-up term: all ranking needs of it, owning
+/// nothing, so an opened build can remember it ([`super::terms`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunHit {
     /// Its place in the vocabulary (its postings are read by it).
     pub ordinal: u32,
     /// Passages holding the run (purged ones included).
@@ -658,11 +657,10 @@ impl Vocabulary {
         (at < self.count && self.entry(at) == run).then(|| (at as u32, self.doc_freq(at)))
     }
 
-    fn matched(&self, i: usize, finder: &memchr::memmem::Finder<'_>) -> Option<Match<'_>> {
+    fn matched(&self, i: usize, finder: &memchr::memmem::Finder<'_>) -> Option<RunHit> {
         let run = self.entry(i);
         let occurrences = occurrences(run, finder);
-        (occurrences > 0 && self.marker != Some(i as u32)).then(|| Match {
-            run,
+        (occurrences > 0 && self.marker != Some(i as u32)).then(|| RunHit {
             ordinal: i as u32,
             doc_freq: self.doc_freq(i),
             occurrences,
@@ -671,7 +669,7 @@ impl Vocabulary {
 
     /// Every run holding `needle` (folded, no whitespace), in term order, with how often it
     /// occurs there. The long-run marker is never among them.
-    pub fn containing(&self, needle: &[u8]) -> Vec<Match<'_>> {
+    pub fn containing(&self, needle: &[u8]) -> Vec<RunHit> {
         if needle.len() < 3 {
             return self.containing_by_scan(needle);
         }
@@ -702,7 +700,7 @@ impl Vocabulary {
     }
 
     /// [`Vocabulary::containing`] by reading every run: for needles shorter than a trigram.
-    pub fn containing_by_scan(&self, needle: &[u8]) -> Vec<Match<'_>> {
+    pub fn containing_by_scan(&self, needle: &[u8]) -> Vec<RunHit> {
         let mut out = Vec::new();
         if needle.is_empty() {
             return out;
@@ -951,7 +949,7 @@ mod tests {
             .into_iter()
             .map(|m| {
                 (
-                    String::from_utf8_lossy(m.run).into_owned(),
+                    String::from_utf8_lossy(v.entry(m.ordinal as usize)).into_owned(),
                     m.doc_freq,
                     m.occurrences,
                 )
@@ -1024,7 +1022,10 @@ mod tests {
             );
             found += by_lists.len();
             for m in &by_lists {
-                assert_eq!(v.find(m.run), Some((m.ordinal, m.doc_freq)));
+                assert_eq!(
+                    v.find(v.entry(m.ordinal as usize)),
+                    Some((m.ordinal, m.doc_freq))
+                );
             }
         }
         assert!(

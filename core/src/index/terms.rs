@@ -16,22 +16,12 @@
 //! pays only when the word comes back, so the first time is only noted (in a bounded set).
 //! A term found in half the rows is remembered as such (in a bounded set), never listed.
 
+use super::runs::RunHit;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// One term's live rows with its occurrences in each, ascending by row.
 pub type Rows = Arc<[(u32, u32)]>;
-
-/// One vocabulary run holding a term, as ranking reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunHit {
-    /// The run's place in the vocabulary (its postings are read by it).
-    pub ordinal: u32,
-    /// Passages holding the run.
-    pub doc_freq: u32,
-    /// How often the term occurs in the run.
-    pub occurrences: u32,
-}
 
 /// The runs holding one term, in vocabulary order.
 pub type Runs = Arc<[RunHit]>;
@@ -57,21 +47,22 @@ const HALF_TERMS: usize = 4096;
 
 /// The remembered lists of one opened build.
 pub struct TermCache {
-    rows: Mutex<Lists<Rows>>,
-    runs: Mutex<Lists<Runs>>,
+    rows: Mutex<Lists<(u32, u32)>>,
+    runs: Mutex<Lists<RunHit>>,
     notes: Mutex<Notes>,
 }
 
-/// Lists by term, within a budget of entries; the least recently used go first.
-struct Lists<T> {
+/// Lists by term, within a budget of entries (a list costs its length); the least recently
+/// used go first.
+struct Lists<E> {
     budget: usize,
-    held: HashMap<Box<[u8]>, Held<T>>,
+    held: HashMap<Box<[u8]>, Held<E>>,
     entries: usize,
     clock: u64,
 }
 
-struct Held<T> {
-    list: T,
+struct Held<E> {
+    list: Arc<[E]>,
     last_used: u64,
 }
 
@@ -86,24 +77,13 @@ struct Notes {
     half: HashSet<Box<[u8]>>,
 }
 
-/// A list's length, which is what it costs the budget.
-trait Costed {
-    fn entries(&self) -> usize;
-}
-
-impl<T> Costed for Arc<[T]> {
-    fn entries(&self) -> usize {
-        self.len()
-    }
-}
-
 /// A panic elsewhere cannot leave these maps half-written in a way that matters: every list
 /// is complete when inserted.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl<T: Clone + Costed> Lists<T> {
+impl<E> Lists<E> {
     fn with_budget(budget: usize) -> Self {
         Lists {
             budget,
@@ -113,7 +93,7 @@ impl<T: Clone + Costed> Lists<T> {
         }
     }
 
-    fn get(&mut self, term: &[u8]) -> Option<T> {
+    fn get(&mut self, term: &[u8]) -> Option<Arc<[E]>> {
         self.clock += 1;
         let now = self.clock;
         let held = self.held.get_mut(term)?;
@@ -123,18 +103,18 @@ impl<T: Clone + Costed> Lists<T> {
 
     /// Keeps `list` for `term`, dropping the least recently used lists to stay within the
     /// budget. A list larger than the whole budget is not kept.
-    fn put(&mut self, term: &[u8], list: T) {
-        if list.entries() > self.budget {
+    fn put(&mut self, term: &[u8], list: Arc<[E]>) {
+        if list.len() > self.budget {
             return;
         }
         self.clock += 1;
-        let size = list.entries();
+        let size = list.len();
         let held = Held {
             list,
             last_used: self.clock,
         };
         if let Some(old) = self.held.insert(term.into(), held) {
-            self.entries -= old.list.entries();
+            self.entries -= old.list.len();
         }
         self.entries += size;
         if self.entries > self.budget {
@@ -155,7 +135,7 @@ impl<T: Clone + Costed> Lists<T> {
                 break;
             }
             if let Some(held) = self.held.remove(&term) {
-                self.entries -= held.list.entries();
+                self.entries -= held.list.len();
             }
         }
     }

@@ -88,8 +88,12 @@ pub(crate) async fn answer(
     })
 }
 
+/// A stored value the contract does not admit: a defect, whichever module's type refused it.
+fn bad(e: impl std::fmt::Display) -> Refusal {
+    Refusal::internal(TOOL, &e)
+}
+
 fn item(s: Similar, redact: bool) -> Result<Served, Refusal> {
-    let bad = |e: theurian_protocol::mcp::error::ConversionError| Refusal::internal(TOOL, &e);
     let decision = s
         .decision
         .map(|f| decision(f, redact).map(|(_, _, d)| d))
@@ -108,10 +112,7 @@ fn item(s: Similar, redact: bool) -> Result<Served, Refusal> {
         record_key: s.record_key,
         pull_request: super::review_shared::pull_request_number(s.pull_request),
         file_path: s.file_path,
-        state: s
-            .state
-            .map(|v| v.parse().map_err(|e| Refusal::internal(TOOL, &e)))
-            .transpose()?,
+        state: s.state.map(|v| v.parse().map_err(bad)).transpose()?,
         commit_sha: s.commit_sha,
         severity: s.severity,
         source_uri: s.source_uri,
