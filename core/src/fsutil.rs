@@ -50,19 +50,15 @@ pub fn ensure_dir(dir: &Path, mode: u32) -> Result<(), CoreError> {
 
 /// Writes `bytes` to `path` through a temporary sibling and a rename, so a reader sees either
 /// the old file or the new one, never half of one. `mode` applies to the new file.
+///
+/// The temporary file is created exclusively under a random name and never through a link: a
+/// repository can hold anything at a predictable name beside the file (a link out of the
+/// tree, planted to be written through), and such a thing must make the write fail, never
+/// redirect it.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CoreError> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!("{name}.tmp-{}", std::process::id()));
+    let (tmp, mut f) = create_temporary_beside(path, mode)
+        .map_err(|e| CoreError::io("create a temporary file beside", path, &e))?;
     let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(mode)
-            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
@@ -72,6 +68,36 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CoreErro
         let _ = fs::remove_file(&tmp);
         CoreError::io("write", path, &e)
     })
+}
+
+/// A new, empty file beside `path` named `<name>.tmp-<random>`, created exclusively
+/// (`O_EXCL`, so never through a link or onto an existing file) with `mode`.
+pub fn create_temporary_beside(
+    path: &Path,
+    mode: u32,
+) -> std::io::Result<(std::path::PathBuf, fs::File)> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut last = None;
+    for _ in 0..8 {
+        let mut nonce = [0u8; 8];
+        getrandom::fill(&mut nonce).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let tmp = path.with_file_name(format!("{name}.tmp-{}", hex(&nonce)));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
 }
 
 /// JSON with sorted keys, two-space indent and a final newline: the format of every file and
@@ -120,4 +146,35 @@ pub fn size_of(path: &Path) -> u64 {
         .flatten()
         .map(|e| size_of(&e.path()))
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_atomic_write_never_follows_a_link_planted_at_a_temporary_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = dir.path().join("outside.txt");
+        fs::write(&outside, "keep me").expect("outside");
+        let target = dir.path().join("active.json");
+        // Every name the old scheme could pick, and a few random-looking ones.
+        for suffix in [std::process::id().to_string(), "0".into(), "x".into()] {
+            std::os::unix::fs::symlink(
+                &outside,
+                dir.path().join(format!("active.json.tmp-{suffix}")),
+            )
+            .expect("plant");
+        }
+        write_atomic(&target, b"{}", 0o644).expect("write");
+        assert_eq!(fs::read_to_string(&outside).expect("outside"), "keep me");
+        assert_eq!(fs::read_to_string(&target).expect("target"), "{}");
+        let left: Vec<_> = fs::read_dir(dir.path())
+            .expect("list")
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left.len(), 2, "no temporary file left behind: {left:?}");
+    }
 }

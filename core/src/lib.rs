@@ -12,6 +12,7 @@ pub mod contract;
 pub mod corpus;
 pub mod datadir;
 pub mod error;
+pub mod external;
 pub mod feedback;
 pub mod findings;
 pub mod fsutil;

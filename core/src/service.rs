@@ -6,8 +6,27 @@
 //! The service runs `<the binary that ran setup> daemon start --foreground --port <port>` with
 //! `THEURIAN_DATA_DIR` set, restarts it when it fails, and starts it at login.
 
+use crate::external::{self, Limits};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
+
+/// What a question to the service manager may take: it answers at once or not at all.
+const PROBE: Limits = Limits {
+    timeout: Duration::from_secs(10),
+    stdout_bytes: 4096,
+    stderr_bytes: 1024,
+};
+
+/// What `systemctl --user is-system-running` prints when a user manager answers.
+const USER_MANAGER_STATES: &[&str] = &[
+    "initializing",
+    "starting",
+    "running",
+    "degraded",
+    "maintenance",
+    "stopping",
+];
 
 /// The systemd unit's name.
 pub const UNIT_NAME: &str = "theurian.service";
@@ -76,11 +95,17 @@ impl Manager {
         if cfg!(target_os = "macos") {
             return crate::fsutil::on_path("launchctl").then_some(Manager::Launchd);
         }
-        let answers = Command::new("systemctl")
-            .args(["--user", "is-system-running"])
-            .output()
-            .is_ok();
-        answers.then_some(Manager::Systemd)
+        // `systemctl` is often installed where no user manager runs (a container, WSL, CI): it
+        // then prints "Failed to connect to bus" and no state. Only a state word counts.
+        let asked = external::run(
+            Command::new("systemctl").args(["--user", "is-system-running"]),
+            PROBE,
+        );
+        let answered = asked.is_ok_and(|done| {
+            let said = String::from_utf8_lossy(&done.stdout);
+            USER_MANAGER_STATES.contains(&said.trim())
+        });
+        answered.then_some(Manager::Systemd)
     }
 
     /// Where the definition lives.
@@ -146,16 +171,16 @@ impl Manager {
             return State::NotInstalled;
         }
         let active = match self {
-            Manager::Systemd => Command::new("systemctl")
-                .args(["--user", "is-active", UNIT_NAME])
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "active"),
-            Manager::Launchd => Command::new("launchctl")
-                .args(["list", AGENT_LABEL])
-                .output()
-                .map(|o| {
-                    o.status.success() && String::from_utf8_lossy(&o.stdout).contains("\"PID\"")
-                }),
+            Manager::Systemd => external::run(
+                Command::new("systemctl").args(["--user", "is-active", UNIT_NAME]),
+                PROBE,
+            )
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "active"),
+            Manager::Launchd => external::run(
+                Command::new("launchctl").args(["list", AGENT_LABEL]),
+                PROBE,
+            )
+            .map(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("\"PID\"")),
         };
         match active {
             Ok(true) => State::Running,
@@ -173,28 +198,26 @@ pub fn state() -> (State, Option<Manager>) {
     }
 }
 
-/// Runs one command; its failure is described with its stderr.
+/// Runs one command under [`external::tool`]'s limits; its failure is described with a bounded,
+/// printable part of its stderr.
 pub fn run(argv: &[String]) -> Result<(), String> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| "an empty command".to_owned())?;
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .map_err(|e| format!("`{program}` could not be run ({e})"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        let err = String::from_utf8_lossy(&out.stderr);
-        Err(format!(
-            "`{}` exited with {}: {}",
-            argv.join(" "),
-            out.status
-                .code()
-                .map_or("a signal".into(), |c| c.to_string()),
-            err.trim()
-        ))
+    let limits = external::tool();
+    let done = external::run(Command::new(program).args(args), limits)
+        .map_err(|fault| fault.describe(program, limits))?;
+    if done.status.success() {
+        return Ok(());
     }
+    Err(format!(
+        "`{}` exited with {}: {}",
+        argv.join(" "),
+        done.status
+            .code()
+            .map_or("a signal".into(), |c| c.to_string()),
+        external::printable(&done.stderr, 300)
+    ))
 }
 
 /// One argument as systemd's command-line parser reads it: bare when it holds nothing special,

@@ -219,11 +219,9 @@ fn probe_service(cx: &Context<'_>) -> Step {
         let mut s = step(
             "daemon-service",
             Status::NotApplicable,
-            "No user service manager answers here (no systemd user session, no launchd).",
+            "No user service manager answers here (no systemd user session, no launchd), so setup installs no service.",
         );
-        s.detail =
-            "Start the daemon yourself with `theurian daemon start`; it will not restart at login."
-                .into();
+        s.detail = "Start the daemon with `theurian daemon start` (it keeps running in the background and reuses a running one). To have it at every login, add that line to your shell's login file (~/.profile), or to the container's or CI job's start script.".into();
         return s;
     };
     let path = manager.definition_path();
@@ -410,7 +408,8 @@ fn start_and_wait(cx: &Context<'_>) -> Result<(), String> {
 }
 
 fn add_mcp_entry(cx: &Context<'_>) -> Result<(), String> {
-    let out = Command::new("claude")
+    let mut command = Command::new("claude");
+    command
         .args([
             "mcp",
             "add",
@@ -422,17 +421,18 @@ fn add_mcp_entry(cx: &Context<'_>) -> Result<(), String> {
         ])
         .arg(cx.endpoint())
         .args(["--header", "Authorization: Bearer ${THEURIAN_MCP_TOKEN}"])
-        .env("HOME", &cx.home)
-        .output()
-        .map_err(|e| format!("`claude` could not be run ({e})"))?;
+        .env("HOME", &cx.home);
+    let limits = crate::external::tool();
+    let done = crate::external::run(&mut command, limits)
+        .map_err(|fault| fault.describe("claude mcp add", limits))?;
     // Claude Code's own file is the proof, whatever the exit code said.
     if claude_entry(&cx.home).is_some_and(|e| e == cx.mcp_entry()) {
         return Ok(());
     }
     Err(format!(
         "`claude mcp add` did not add the entry ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr).trim()
+        done.status,
+        crate::external::printable(&done.stderr, 300)
     ))
 }
 
@@ -551,8 +551,20 @@ pub struct Removal {
 }
 
 /// Removes the service and the Claude Code entry; the data directory only with
-/// `remove_data`. Nothing under a repository is ever touched.
-pub fn uninstall(cx: &Context<'_>, dry_run: bool, remove_data: bool) -> Removal {
+/// `remove_data`. Nothing under a repository is ever touched, and a service definition is
+/// removed only while it is exactly what setup writes: one that differs (setup reported it as
+/// not its own) stays. A data directory that cannot be Theurian's alone is refused before
+/// anything is removed.
+pub fn uninstall(
+    cx: &Context<'_>,
+    dry_run: bool,
+    remove_data: bool,
+) -> Result<Removal, crate::CoreError> {
+    let data = if remove_data {
+        Some(crate::datadir::removable(cx.data)?)
+    } else {
+        None
+    };
     let mut r = Removal {
         dry_run,
         removed: Vec::new(),
@@ -560,26 +572,7 @@ pub fn uninstall(cx: &Context<'_>, dry_run: bool, remove_data: bool) -> Removal 
         warnings: Vec::new(),
     };
     if let Some(manager) = cx.manager {
-        let path = manager.definition_path();
-        if path.is_file() {
-            r.removed.push(path.to_string_lossy().into_owned());
-            if !dry_run {
-                for argv in manager.stop_commands() {
-                    if let Err(e) = service::run(&argv) {
-                        r.warnings.push(e);
-                    }
-                }
-                if let Err(e) = std::fs::remove_file(&path) {
-                    r.warnings
-                        .push(format!("{} could not be removed ({e})", path.display()));
-                }
-                if let Some(argv) = manager.after_removal() {
-                    if let Err(e) = service::run(&argv) {
-                        r.warnings.push(e);
-                    }
-                }
-            }
-        }
+        remove_service(cx, manager, dry_run, &mut r);
     }
     if claude_entry(&cx.home).is_some() {
         r.removed.push(format!(
@@ -601,22 +594,82 @@ pub fn uninstall(cx: &Context<'_>, dry_run: bool, remove_data: bool) -> Removal 
             }
         }
     }
-    let data = cx.data.root().to_string_lossy().into_owned();
-    if remove_data {
-        r.removed.push(data);
-        if !dry_run {
-            if let Err(e) = std::fs::remove_dir_all(cx.data.root()) {
-                r.warnings.push(format!(
-                    "{} could not be removed ({e})",
-                    cx.data.root().display()
+    let root = cx.data.root().to_string_lossy().into_owned();
+    match data {
+        Some(found) => {
+            r.removed
+                .extend(found.ours.iter().map(|p| p.to_string_lossy().into_owned()));
+            for other in &found.foreign {
+                r.kept.push(format!(
+                    "{} (not Theurian's, so left in the data directory)",
+                    other.display()
                 ));
             }
+            if !dry_run {
+                r.warnings.extend(crate::datadir::remove(cx.data, &found));
+            }
         }
-    } else {
-        r.kept.insert(
+        None => r.kept.insert(
             0,
-            format!("{data} (the data directory: pass --remove-data to delete it)"),
-        );
+            format!("{root} (the data directory: pass --remove-data to delete it)"),
+        ),
     }
-    r
+    Ok(r)
+}
+
+/// Whether `text` is exactly the definition setup writes for this binary and data directory,
+/// on the port it names (uninstall is often run without the `--port` setup was given).
+fn setup_wrote(cx: &Context<'_>, manager: Manager, text: &str) -> bool {
+    let named = regex::Regex::new(r"(?:--port |<string>)(\d{1,5})\b")
+        .ok()
+        .map(|re| {
+            re.captures_iter(text)
+                .filter_map(|c| c[1].parse::<u16>().ok())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    std::iter::once(cx.port).chain(named).any(|port| {
+        let spec = Spec { port, ..cx.spec() };
+        text == manager.render(&spec)
+    })
+}
+
+/// Stops and removes the service definition when it is setup's own; keeps it, with a warning,
+/// when it differs or is not a plain file.
+fn remove_service(cx: &Context<'_>, manager: Manager, dry_run: bool, r: &mut Removal) {
+    let path = manager.definition_path();
+    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        return;
+    };
+    let ours = meta.is_file()
+        && std::fs::read_to_string(&path).is_ok_and(|text| setup_wrote(cx, manager, &text));
+    if !ours {
+        r.kept.push(format!(
+            "{} (differs from what setup writes, so it is not setup's to remove)",
+            path.display()
+        ));
+        r.warnings.push(format!(
+            "{} was kept: it is not the definition setup wrote. Stop and remove it yourself if it should go.",
+            path.display()
+        ));
+        return;
+    }
+    r.removed.push(path.to_string_lossy().into_owned());
+    if dry_run {
+        return;
+    }
+    for argv in manager.stop_commands() {
+        if let Err(e) = service::run(&argv) {
+            r.warnings.push(e);
+        }
+    }
+    if let Err(e) = std::fs::remove_file(&path) {
+        r.warnings
+            .push(format!("{} could not be removed ({e})", path.display()));
+    }
+    if let Some(argv) = manager.after_removal() {
+        if let Err(e) = service::run(&argv) {
+            r.warnings.push(e);
+        }
+    }
 }

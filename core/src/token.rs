@@ -114,6 +114,9 @@ pub fn env_block(data: &DataDir) -> String {
 /// Whether the env file holds the current block: `Ok(true)` current, `Ok(false)` missing or
 /// stale (setup rewrites it), `Err` a file setup must not rewrite (why).
 pub fn env_block_state(data: &DataDir) -> Result<bool, String> {
+    if env_is_link(data) {
+        return Err("it is a symbolic link, and setup never replaces a link with a file of its own (add the block to the file it points to)".into());
+    }
     let text = match std::fs::read_to_string(data.env_file()) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -132,12 +135,23 @@ pub fn env_block_state(data: &DataDir) -> Result<bool, String> {
     }
 }
 
+fn env_is_link(data: &DataDir) -> bool {
+    std::fs::symlink_metadata(data.env_file()).is_ok_and(|m| m.file_type().is_symlink())
+}
+
 const ENV_START: &str = "# >>> theurian >>>";
 const ENV_END: &str = "# <<< theurian <<<";
 
 /// Keeps a managed block in `<data>/env` exporting `THEURIAN_MCP_TOKEN` from the token file, so
 /// a shell can `source` it. Text outside the block is preserved.
+///
+/// An env file that is a symbolic link is someone's own arrangement (a dotfiles checkout, say)
+/// and is left alone: the block names the token's path, not the token, so a link that already
+/// carries it stays right across rotations, and setup reports a link without it.
 pub fn write_env_block(data: &DataDir) -> Result<(), CoreError> {
+    if env_is_link(data) {
+        return Ok(());
+    }
     let path = data.env_file();
     let block = env_block(data);
     let existing = match std::fs::read_to_string(&path) {

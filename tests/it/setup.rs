@@ -45,22 +45,33 @@ impl Machine {
             .collect()
     }
     /// The binary on this machine, `extra_path` searched after the stand-ins.
-    fn run(&self, args: &[&str], extra_path: Option<&Path>) -> Output {
+    fn command(&self, args: &[&str], extra_path: Option<&Path>) -> Command {
         let mut path = self.dir.path().join("bin").to_string_lossy().into_owned();
         if let Some(extra) = extra_path {
             path = format!("{path}:{}", extra.display());
         }
         path.push_str(":/usr/bin:/bin");
-        Command::new(env!("CARGO_BIN_EXE_theurian"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_theurian"));
+        command
             .env("HOME", self.home())
             .env("THEURIAN_DATA_DIR", self.data())
             .env("THEURIAN_SERVICE_MANAGER", "systemd")
             .env("STUB_LOG", self.dir.path().join("log"))
             .env("PATH", path)
             .env("RUST_LOG", "warn")
-            .args(args)
+            .args(args);
+        command
+    }
+    fn run(&self, args: &[&str], extra_path: Option<&Path>) -> Output {
+        self.command(args, extra_path)
             .output()
             .expect("run theurian")
+    }
+    /// Writes an executable stand-in `bin/<name>`.
+    fn stub(&self, name: &str, script: &str) {
+        let path = self.dir.path().join("bin").join(name);
+        std::fs::write(&path, script).expect("stub");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
     fn json(&self, args: &[&str], extra_path: Option<&Path>, code: i32) -> Value {
         let out = self.run(args, extra_path);
@@ -192,6 +203,26 @@ fn setup_installs_the_user_service_once_and_uninstall_removes_it() {
         edited,
         "never replaced"
     );
+    // What setup called not its own, uninstall does not remove (or stop) either.
+    let before = m.calls().len();
+    let kept = m.json(&["--json", "uninstall"], None, 0);
+    assert_eq!(
+        std::fs::read_to_string(m.unit()).expect("unit"),
+        edited,
+        "an edited unit stays"
+    );
+    assert!(
+        kept["warnings"]
+            .to_string()
+            .contains("theurian.service was kept"),
+        "{kept}"
+    );
+    assert!(
+        !m.calls()[before..].iter().any(|c| c.contains("disable")),
+        "{:?}",
+        &m.calls()[before..]
+    );
+    std::fs::write(m.unit(), &unit).expect("restore");
 
     // Stopped daemon, installed service: the state a session hook can act on.
     m.json(&["--json", "daemon", "stop"], None, 0);
@@ -211,8 +242,221 @@ fn setup_installs_the_user_service_once_and_uninstall_removes_it() {
         m.data().join("auth/mcp-token").is_file(),
         "the data directory stays unless asked"
     );
+    std::fs::write(m.data().join("notes.txt"), "mine").expect("notes");
+    let removed = m.json(&["--json", "uninstall", "--remove-data"], None, 0);
+    assert!(!m.data().join("auth").exists() && !m.data().join("env").exists());
+    assert_eq!(
+        std::fs::read_to_string(m.data().join("notes.txt")).expect("kept"),
+        "mine",
+        "only Theurian's entries go: {removed}"
+    );
+    std::fs::remove_file(m.data().join("notes.txt")).expect("rm");
     m.json(&["--json", "uninstall", "--remove-data"], None, 0);
-    assert!(!m.data().exists());
+    assert!(!m.data().exists(), "an emptied data directory goes too");
+}
+
+/// Every file under `dir`, with its bytes: what must be unchanged after a refused removal.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("list").flatten() {
+            let path = entry.path();
+            if entry.file_type().expect("type").is_dir() {
+                stack.push(path.clone());
+            }
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            out.push((path, bytes));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn remove_data_refuses_a_directory_that_is_not_theurians_alone_and_removes_nothing() {
+    let m = Machine::new();
+    // A repository with approved knowledge, and a home with a data directory of its own.
+    let repo = m.home().join("src/billing");
+    std::fs::create_dir_all(repo.join(".git")).expect("git");
+    std::fs::create_dir_all(repo.join(".theurian/migrations")).expect("migrations");
+    std::fs::write(repo.join(".theurian/migrations/0001.yaml"), "kind: x\n").expect("yaml");
+    std::fs::write(repo.join("README.md"), "hello").expect("readme");
+    std::fs::create_dir_all(m.data().join("auth")).expect("auth");
+    std::fs::write(m.data().join("projects.json"), "{}").expect("registry");
+    let home = m.home().to_string_lossy().into_owned();
+    let repo_abs = repo.to_string_lossy().into_owned();
+    let before = snapshot(&m.home());
+    for (value, cwd) in [
+        (".", &repo),
+        (".theurian", &repo),
+        (home.as_str(), &repo),
+        (repo_abs.as_str(), &m.home()),
+        ("..", &repo.join(".theurian/migrations")),
+    ] {
+        let out = m
+            .command(&["--json", "uninstall", "--remove-data"], None)
+            .env("THEURIAN_DATA_DIR", value)
+            .env("THEURIAN_SERVICE_MANAGER", "none")
+            .current_dir(cwd)
+            .output()
+            .expect("run");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "THEURIAN_DATA_DIR={value} in {cwd:?}"
+        );
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("--remove-data deletes nothing"), "{said}");
+        assert_eq!(
+            snapshot(&m.home()),
+            before,
+            "THEURIAN_DATA_DIR={value}: nothing removed"
+        );
+    }
+}
+
+#[test]
+fn setup_without_a_user_service_manager_connects_the_client_and_exits_0() {
+    let m = Machine::new();
+    // A container's systemctl: installed, with no user bus to talk to.
+    m.stub(
+        "systemctl",
+        "#!/bin/sh\necho \"$*\" >> \"$STUB_LOG\"\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n",
+    );
+    // Claude Code's CLI, as far as `mcp add` goes: it records the entry in ~/.claude.json.
+    m.stub(
+        "claude",
+        "#!/bin/sh\nprintf '{\"mcpServers\":{\"theurian\":{\"type\":\"http\",\"url\":\"%s\",\"headers\":{\"Authorization\":\"Bearer ${THEURIAN_MCP_TOKEN}\"}}}}' \"$8\" > \"$HOME/.claude.json\"\n",
+    );
+    let port = free_port();
+    std::fs::create_dir_all(m.data()).expect("data");
+    start_daemon(&m, port);
+    let out = m
+        .command(
+            &[
+                "--json",
+                "setup",
+                "claude-code",
+                "--port",
+                &port.to_string(),
+            ],
+            None,
+        )
+        .env_remove("THEURIAN_SERVICE_MANAGER")
+        .output()
+        .expect("setup");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["state"], "converged", "{report}");
+    let service = report["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == "daemon-service"))
+        .expect("service step");
+    assert_eq!(service["status"], "not-applicable");
+    assert!(service["detail"]
+        .as_str()
+        .is_some_and(|d| d.contains("~/.profile")));
+    assert!(outcomes(&report).contains(&("mcp-connection".into(), "changed".into())));
+    assert!(
+        !m.unit().exists(),
+        "no unit written where nothing would run it"
+    );
+    m.json(&["--json", "daemon", "stop"], None, 0);
+}
+
+#[test]
+fn a_client_cli_that_hangs_or_floods_is_stopped_and_cut_to_a_few_kb() {
+    let m = Machine::new();
+    std::fs::create_dir_all(m.data()).expect("data");
+    let port = free_port().to_string();
+    // Hangs, with a child of its own that holds the output pipe.
+    m.stub("claude", "#!/bin/sh\nsleep 600 &\nsleep 600\n");
+    let began = std::time::Instant::now();
+    let out = m
+        .command(
+            &["--json", "setup", "--port", &port, "--approve-conflicts"],
+            None,
+        )
+        .env("THEURIAN_SERVICE_MANAGER", "none")
+        .env("THEURIAN_TOOL_TIMEOUT", "2")
+        .output()
+        .expect("setup");
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        began.elapsed()
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("did not finish within 2 s"),
+        "{report}"
+    );
+    // Floods both streams with 64 MB, escape sequences included, then fails.
+    m.stub(
+        "claude",
+        "#!/bin/sh\nhead -c 67108864 /dev/zero | tr '\\0' 'x'\n(printf '\\033[31m'; head -c 67108864 /dev/zero | tr '\\0' 'e') >&2\nexit 1\n",
+    );
+    let out = m
+        .command(
+            &["--json", "setup", "--port", &port, "--approve-conflicts"],
+            None,
+        )
+        .env("THEURIAN_SERVICE_MANAGER", "none")
+        .output()
+        .expect("setup");
+    assert!(
+        out.stdout.len() < 64 * 1024,
+        "report of {} bytes",
+        out.stdout.len()
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !report.contains('\u{1b}') && !report.contains("\\u001b"),
+        "{report}"
+    );
+    assert!(
+        report.contains("eeee"),
+        "a part of what it said is kept: {report}"
+    );
+}
+
+#[test]
+fn a_linked_env_file_is_reported_and_never_replaced() {
+    let m = Machine::new();
+    std::fs::create_dir_all(m.data()).expect("data");
+    let mine = m.home().join("dotfiles-env");
+    std::fs::write(&mine, "export MINE=1\n").expect("env");
+    std::os::unix::fs::symlink(&mine, m.data().join("env")).expect("link");
+    let port = free_port().to_string();
+    let out = m
+        .command(
+            &["--json", "setup", "--port", &port, "--approve-conflicts"],
+            None,
+        )
+        .env("THEURIAN_SERVICE_MANAGER", "none")
+        .output()
+        .expect("setup");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let env = report["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == "env-reference"))
+        .expect("env step");
+    assert_eq!(env["status"], "conflicting", "{report}");
+    assert!(std::fs::symlink_metadata(m.data().join("env"))
+        .expect("env")
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&mine).expect("mine"),
+        "export MINE=1\n"
+    );
+    assert!(
+        m.data().join("auth/mcp-token").is_file(),
+        "the token step still ran"
+    );
 }
 
 #[test]

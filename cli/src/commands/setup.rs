@@ -86,7 +86,7 @@ pub fn uninstall(
     remove_data: bool,
 ) -> Result<Value, CoreError> {
     let cx = context(data, port.unwrap_or(DEFAULT_PORT), true)?;
-    let removal = setup::uninstall(&cx, dry_run, remove_data);
+    let removal = setup::uninstall(&cx, dry_run, remove_data)?;
     Ok(serde_json::to_value(&removal).unwrap_or_default())
 }
 

@@ -6,8 +6,13 @@
 //! the path now names another file (`rm -rf .theurian/state` then `migrate apply` rebuilds the
 //! same name) or no file, the old pool is closed and a new one opened, so no request reads a
 //! deleted database. **Bounded:** at most [`MAX_POOLS`] pools are held; the least recently
-//! used one is closed when another is needed, so descriptors and memory follow the states in
+//! used one is let go when another is needed, so descriptors and memory follow the states in
 //! use, not the number of states ever applied.
+//!
+//! Letting go never closes a pool under a request: requests hold their own handle for as long
+//! as they read, and a pool's connections shut when its last handle is dropped. Closing an
+//! evicted pool outright once failed every request still reading through it (with advice to
+//! delete the state), which pinned snapshots made routine.
 
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use std::collections::HashMap;
@@ -62,7 +67,9 @@ impl ReadPools {
     /// query needs one). A pool opened on a file since replaced or removed is closed first.
     pub fn get(&self, path: &Path) -> SqlitePool {
         let now = file_id(path);
-        let mut closing = Vec::new();
+        // Pools let go are dropped only after the lock is released: dropping the last handle
+        // shuts its idle connections, which need not happen under the lock.
+        let mut released = Vec::new();
         let pool = {
             let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             inner.clock += 1;
@@ -74,16 +81,16 @@ impl ReadPools {
                 }
                 _ => {
                     if let Some(stale) = inner.pools.remove(path) {
-                        closing.push(stale.pool);
+                        released.push(stale.pool);
                     }
                     let sibling = |k: &PathBuf| k.parent() == path.parent();
                     while inner.pools.keys().filter(|k| sibling(k)).count()
                         >= MAX_POOLS_PER_DIRECTORY
                     {
-                        closing.extend(evict_oldest(&mut inner.pools, sibling));
+                        released.extend(evict_oldest(&mut inner.pools, sibling));
                     }
                     while inner.pools.len() >= MAX_POOLS {
-                        closing.extend(evict_oldest(&mut inner.pools, |_| true));
+                        released.extend(evict_oldest(&mut inner.pools, |_| true));
                     }
                     let pool = open(path);
                     inner.pools.insert(
@@ -98,7 +105,7 @@ impl ReadPools {
                 }
             }
         };
-        close_all(closing);
+        drop(released);
         pool
     }
 
@@ -137,24 +144,6 @@ fn open(path: &Path) -> SqlitePool {
         .min_connections(0)
         .idle_timeout(IDLE_CONNECTION)
         .connect_lazy_with(options)
-}
-
-/// Closes pools no longer held: their idle connections now, a connection still lent to a
-/// request when that request returns it. Outside a runtime the last handle's drop closes them.
-fn close_all(pools: Vec<SqlitePool>) {
-    if pools.is_empty() {
-        return;
-    }
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => {
-            runtime.spawn(async move {
-                for pool in pools {
-                    pool.close().await;
-                }
-            });
-        }
-        Err(_) => drop(pools),
-    }
 }
 
 #[cfg(test)]
@@ -216,5 +205,28 @@ mod tests {
             assert_eq!(marker(&pools.get(&db)).await, i.to_string());
         }
         assert_eq!(pools.held(), MAX_POOLS);
+    }
+
+    #[tokio::test]
+    async fn a_request_still_reading_an_evicted_pool_is_not_cut_off() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pools = ReadPools::default();
+        let first = dir.path().join("first.sqlite");
+        make(&first, "first").await;
+        let held_by_a_request = pools.get(&first);
+        assert_eq!(marker(&held_by_a_request).await, "first");
+        for i in 0..MAX_POOLS_PER_DIRECTORY + 1 {
+            let db = dir.path().join(format!("later{i}.sqlite"));
+            make(&db, &i.to_string()).await;
+            assert_eq!(marker(&pools.get(&db)).await, i.to_string());
+        }
+        assert_eq!(
+            pools.held(),
+            MAX_POOLS_PER_DIRECTORY,
+            "the first pool was let go"
+        );
+        tokio::task::yield_now().await;
+        assert!(!held_by_a_request.is_closed());
+        assert_eq!(marker(&held_by_a_request).await, "first");
     }
 }

@@ -12,11 +12,17 @@ pub enum ReadError {
     Database(String),
     /// The rows contradict each other.
     Inconsistent(String),
+    /// The connection pool could not lend a connection in time (every connection busy, or the
+    /// pool shut down under the request): the database itself is fine, so asking again helps.
+    Busy(String),
 }
 
 impl From<sqlx::Error> for ReadError {
     fn from(e: sqlx::Error) -> Self {
-        ReadError::Database(e.to_string())
+        match e {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => ReadError::Busy(e.to_string()),
+            other => ReadError::Database(other.to_string()),
+        }
     }
 }
 

@@ -52,9 +52,19 @@ fn refusal_for(fault: Fault) -> Refusal {
 
 /// The refusal for a fault while reading the answering database.
 pub fn read_refusal(e: ReadError) -> Refusal {
+    // A reader told to rebuild state should be told so because of the state, never because of
+    // the daemon's own pooling; and every such failure leaves a line in the daemon's log.
+    tracing::warn!(fault = ?e, "a read of a state database failed");
     let what = match e {
         ReadError::Database(m) => format!("cannot be read ({})", bounded(&m)),
         ReadError::Inconsistent(m) => format!("contradicts itself ({})", bounded(&m)),
+        ReadError::Busy(_) => {
+            return Refusal::new(
+                RefusalMetaCode::CapacityExceeded,
+                "Every read connection to the project's state was busy for too long. Ask again shortly; the state itself is fine.",
+            )
+            .retryable()
+        }
     };
     Refusal::new(
         RefusalMetaCode::StateUnavailable,

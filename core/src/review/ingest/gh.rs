@@ -7,8 +7,8 @@ use super::refusal::{echo, Grade, IngestRefusal};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// How long one gh process may run.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -112,16 +112,6 @@ struct Captured {
     stderr: String,
 }
 
-/// Reads up to `cap` bytes, then drains the rest so the child never blocks on a full pipe.
-fn read_capped(mut r: impl Read, cap: usize) -> (Vec<u8>, bool) {
-    let mut buf = Vec::new();
-    let _ = (&mut r).take(cap as u64 + 1).read_to_end(&mut buf);
-    let over = buf.len() > cap;
-    buf.truncate(cap);
-    let _ = std::io::copy(&mut r, &mut std::io::sink());
-    (buf, over)
-}
-
 impl Gh {
     /// Finds gh on PATH and prepares the child environment. `cwd` is where children run.
     pub fn locate(cwd: &Path) -> Result<Gh, IngestRefusal> {
@@ -154,56 +144,32 @@ impl Gh {
     }
 
     fn run(&self, args: &[String], stdout_cap: usize) -> Result<Captured, IngestRefusal> {
+        use crate::external::{self, Fault, Limits};
         let failed = |what: String| IngestRefusal::new(Grade::ToolFailed, what);
-        let mut child = Command::new(&self.bin)
+        let mut command = Command::new(&self.bin);
+        command
             .args(args)
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .current_dir(&self.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| failed(format!("gh could not be started ({e}).")))?;
-        let out = child.stdout.take();
-        let err = child.stderr.take();
-        let out_reader = std::thread::spawn(move || match out {
-            Some(o) => read_capped(o, stdout_cap),
-            None => (Vec::new(), false),
-        });
-        let err_reader = std::thread::spawn(move || match err {
-            Some(e) => read_capped(e, MAX_STDERR_BYTES),
-            None => (Vec::new(), false),
-        });
-        let deadline = Instant::now() + CALL_TIMEOUT;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(5))
-                }
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-            }
+            .current_dir(&self.cwd);
+        let limits = Limits {
+            timeout: CALL_TIMEOUT,
+            stdout_bytes: stdout_cap,
+            stderr_bytes: MAX_STDERR_BYTES,
         };
-        let (stdout, overflowed) = out_reader.join().unwrap_or_default();
-        let (stderr, _) = err_reader.join().unwrap_or_default();
-        let stderr = String::from_utf8_lossy(&stderr).into_owned();
-        match status {
-            None => Err(failed(format!(
+        match external::run(&mut command, limits) {
+            Ok(done) => Ok(Captured {
+                success: done.status.success(),
+                stdout: done.stdout,
+                overflowed: done.stdout_overflowed,
+                stderr: String::from_utf8_lossy(&done.stderr).into_owned(),
+            }),
+            Err(Fault::NotStarted(e)) => Err(failed(format!("gh could not be started ({e})."))),
+            Err(Fault::TimedOut { stderr }) => Err(failed(format!(
                 "gh did not finish within {} s and was stopped.",
                 CALL_TIMEOUT.as_secs()
             ))
-            .with_detail(stderr)),
-            Some(s) => Ok(Captured {
-                success: s.success(),
-                stdout,
-                overflowed,
-                stderr,
-            }),
+            .with_detail(String::from_utf8_lossy(&stderr))),
         }
     }
 
