@@ -1234,3 +1234,164 @@ fn the_docs_rules_table_is_current() {
         "docs/contract-evolution.md's rules table is out of date; refresh it with: THEURIAN_BLESS=1 cargo test -p theurian-cli --test it contract::the_docs"
     );
 }
+
+// --- hostile trees ------------------------------------------------------------------------
+
+/// A `$defs` chain that fans out `fan` ways at each of `levels` steps, through `keyword`:
+/// `allOf`/`oneOf` of `$ref`s, or properties that each `$ref` the next definition. With
+/// `cyclic`, every step refers back to the first instead of on to the next.
+fn fanning(keyword: &str, fan: usize, levels: usize, cyclic: bool, marker: &str) -> Value {
+    let mut defs = serde_json::Map::new();
+    for level in 0..levels {
+        let next = if cyclic || level + 1 == levels {
+            "#/$defs/d0".to_owned()
+        } else {
+            format!("#/$defs/d{}", level + 1)
+        };
+        let refs: Vec<Value> = (0..fan).map(|_| json!({"$ref": next})).collect();
+        let node = match keyword {
+            "properties" => {
+                let props: serde_json::Map<String, Value> = refs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, r)| (format!("p{i}"), r))
+                    .collect();
+                json!({"type": "object", "properties": props, "description": marker})
+            }
+            k => json!({k: refs, "description": marker}),
+        };
+        defs.insert(format!("d{level}"), node);
+    }
+    json!({"$defs": defs, "$ref": "#/$defs/d0", "type": "object"})
+}
+
+/// Writes each `(path, document)` under `dir`.
+fn write_tree(dir: &Path, files: &[(String, Value)]) {
+    for (path, doc) in files {
+        let at = dir.join(path);
+        std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&at, doc.to_string()).expect("write");
+    }
+}
+
+/// The stated bounds: every hostile pair is answered within 30 s and 512 MiB of the child's own
+/// memory, by a report (0 or 1) or a refusal naming a cap (2), never a hang or an abort.
+const HOSTILE_SECONDS: u64 = 30;
+const HOSTILE_PEAK_KIB: i64 = 512 * 1024;
+
+fn diff_bounded(old: &Path, new: &Path) -> crate::support::Measured {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_theurian"));
+    command
+        .env("RUST_LOG", "warn")
+        .args(["--json", "contract", "diff"])
+        .arg(old)
+        .arg(new);
+    let m = crate::support::run_measured(
+        &mut command,
+        std::time::Duration::from_secs(HOSTILE_SECONDS),
+    );
+    assert!(
+        m.code.is_some(),
+        "contract diff was stopped after {:?} (peak {} KiB)",
+        m.elapsed,
+        m.peak_kib
+    );
+    assert!(
+        m.peak_kib < HOSTILE_PEAK_KIB,
+        "contract diff peaked at {} KiB",
+        m.peak_kib
+    );
+    eprintln!(
+        "contract diff {} {}: exit {:?} in {:?}, peak {} KiB",
+        old.display(),
+        new.display(),
+        m.code,
+        m.elapsed,
+        m.peak_kib
+    );
+    m
+}
+
+#[test]
+fn contract_diff_answers_hostile_trees_within_a_stated_time_and_memory() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let (old, new) = (scratch.path().join("old"), scratch.path().join("new"));
+    // Self-references that fan out 2, 3 and 4 ways, through allOf, oneOf and properties, and
+    // chains that fan out without a cycle; the new side changes a description everywhere.
+    let mut pairs = Vec::new();
+    for fan in 2..=4 {
+        for keyword in ["allOf", "oneOf", "properties"] {
+            for (cyclic, levels) in [(true, 1), (true, 3), (false, 40)] {
+                let name = format!("stored/{keyword}-{fan}-{cyclic}-{levels}.schema.json");
+                pairs.push((name.clone(), fanning(keyword, fan, levels, cyclic, "old")));
+                write_tree(
+                    &new,
+                    &[(name, fanning(keyword, fan, levels, cyclic, "new"))],
+                );
+            }
+        }
+    }
+    write_tree(&old, &pairs);
+    // Links: loops back up the tree, and a directory outside it whose schema must not be read.
+    let outside = scratch.path().join("outside");
+    write_tree(
+        &outside,
+        &[("leak.schema.json".into(), json!({"type": "string"}))],
+    );
+    for side in [&old, &new] {
+        std::os::unix::fs::symlink("..", side.join("stored/up")).expect("link");
+        std::os::unix::fs::symlink("../..", side.join("stored/upper")).expect("link");
+        std::os::unix::fs::symlink(&outside, side.join("outside")).expect("link");
+        let fifo =
+            std::ffi::CString::new(side.join("stored/pipe.json").to_string_lossy().as_bytes())
+                .expect("path");
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0, "mkfifo");
+    }
+    let m = diff_bounded(&old, &new);
+    assert!(
+        matches!(m.code, Some(0) | Some(1)),
+        "{}",
+        String::from_utf8_lossy(&m.stderr)
+    );
+    let report: Value = serde_json::from_slice(&m.stdout).expect("json report");
+    let text = report.to_string();
+    assert!(
+        !text.contains("leak.schema.json"),
+        "a linked outside directory was read"
+    );
+    assert!(!text.contains("stored/up/"), "a loop link was followed");
+    // The fan-out without a cycle runs past the work budget somewhere: reported, not hung.
+    assert!(
+        report["changes"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["rule"] == "undecidable")),
+        "{report}"
+    );
+
+    // A 10 MB enum is refused by its cap; a 6 MB one is compared.
+    let big = |n: usize, tag: &str| -> Value {
+        let values: Vec<String> = (0..n).map(|i| format!("{tag}{i:09}")).collect();
+        json!({"type": "string", "enum": values})
+    };
+    for (count, expect_refusal) in [(800_000usize, true), (480_000, false)] {
+        let (o, n) = (
+            scratch.path().join(format!("enum-old-{count}")),
+            scratch.path().join(format!("enum-new-{count}")),
+        );
+        write_tree(&o, &[("stored/e.schema.json".into(), big(count, "v"))]);
+        write_tree(&n, &[("stored/e.schema.json".into(), big(count, "w"))]);
+        let m = diff_bounded(&o, &n);
+        let said = String::from_utf8_lossy(&m.stderr);
+        if expect_refusal {
+            assert_eq!(m.code, Some(2), "{said}");
+            assert!(said.contains("larger than 8 MiB"), "{said}");
+        } else {
+            assert_eq!(m.code, Some(1), "{said}");
+            assert!(
+                m.stdout.len() < 64 * 1024,
+                "the report lists a few values, not all"
+            );
+        }
+    }
+}

@@ -437,3 +437,89 @@ pub fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
         _ => {}
     }
 }
+
+/// A child process run to its end under a deadline, with its own peak resident memory.
+pub struct Measured {
+    /// The exit code; `None` when it was killed at the deadline or by a signal.
+    pub code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// The child's peak resident set in KiB: its `VmHWM`, read every few milliseconds while it
+    /// runs. (`wait4`'s figure would count the test process's own memory, which the child
+    /// carries until it executes.) Growth in its last few milliseconds can be missed.
+    pub peak_kib: i64,
+    pub elapsed: std::time::Duration,
+}
+
+/// Runs `command` with no input, killing it at `deadline`; memory and time are the child's own.
+/// The peak is sampled from `/proc`, so it is a lower bound that misses at most the last sample
+/// interval.
+pub fn run_measured(
+    command: &mut std::process::Command,
+    deadline: std::time::Duration,
+) -> Measured {
+    use std::io::Read;
+    use std::process::Stdio;
+    let began = std::time::Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let pid = child.id();
+    let mut peak_kib = 0;
+    let code = loop {
+        if let Some(hwm) = status_kib(pid, "VmHWM:") {
+            peak_kib = peak_kib.max(hwm);
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break status.code(),
+            Ok(None) if began.elapsed() <= deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    Measured {
+        code,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        peak_kib,
+        elapsed: began.elapsed(),
+    }
+}
+
+/// A `kB` field of `/proc/<pid>/status` (`VmRSS:`, `VmHWM:`).
+pub fn status_kib(pid: u32, field: &str) -> Option<i64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}

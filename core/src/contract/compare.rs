@@ -18,11 +18,24 @@ pub struct Finding {
     pub message: String,
 }
 
+/// Shape pairs one comparison may compare; past it the rest is reported undecidable.
+const MAX_STEPS: usize = 50_000;
+
+/// The places of one side's parts: what a pair of positions is remembered by.
+type Places = Vec<Loc>;
+
 /// Compares shapes; holds both trees so nested parts can be read on demand.
 pub struct Comparer<'a> {
     pub old: &'a SchemaTree,
     pub new: &'a SchemaTree,
     pub findings: Vec<Finding>,
+    /// Pairs of positions already compared. A pair met again (a definition reached through
+    /// two properties, a recursive type) gives the same findings at the same places, so it is
+    /// compared once: the walk stays linear in the pairs, however the references fan out.
+    compared: BTreeSet<(Places, Places)>,
+    steps: usize,
+    /// Whether the overrun has been reported (once per comparison).
+    overrun: bool,
 }
 
 /// Where a finding about `new`/`old` is reported: the new side when it is written there.
@@ -60,6 +73,9 @@ impl<'a> Comparer<'a> {
             old,
             new,
             findings: Vec::new(),
+            compared: BTreeSet::new(),
+            steps: 0,
+            overrun: false,
         }
     }
 
@@ -69,6 +85,10 @@ impl<'a> Comparer<'a> {
 
     /// Compares the shapes of two lists of parts.
     pub fn parts(&mut self, old: &[Part<'a>], new: &[Part<'a>], depth: usize) {
+        let places = |parts: &[Part<'a>]| parts.iter().map(|p| p.loc.clone()).collect();
+        if !self.compared.insert((places(old), places(new))) {
+            return;
+        }
         let old_shape = shape_of(self.old, old);
         let new_shape = shape_of(self.new, new);
         self.shapes(&old_shape, &new_shape, depth);
@@ -77,6 +97,18 @@ impl<'a> Comparer<'a> {
     /// Compares two shapes of one position.
     pub fn shapes(&mut self, old: &Shape<'a>, new: &Shape<'a>, depth: usize) {
         let at = place(new, old);
+        self.steps += 1;
+        if self.steps > MAX_STEPS || self.old.work.exhausted() || self.new.work.exhausted() {
+            if !self.overrun {
+                self.overrun = true;
+                self.report(
+                    rules::UNDECIDABLE,
+                    at,
+                    "the schemas are too large or too tangled to compare within the checker's work budget; from here on nothing was compared".into(),
+                );
+            }
+            return;
+        }
         if depth > MAX_NESTING {
             self.report(
                 rules::UNDECIDABLE,
@@ -617,12 +649,22 @@ fn effective_types(s: &Shape<'_>) -> Option<Types> {
     })
 }
 
+/// Values for a message: the first few, each cut short, and how many more there are.
 fn join(values: &[&String]) -> String {
-    values
+    const SHOWN: usize = 10;
+    const CHARS: usize = 80;
+    let mut out: Vec<String> = values
         .iter()
-        .map(|v| v.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+        .take(SHOWN)
+        .map(|v| match v.char_indices().nth(CHARS) {
+            Some((cut, _)) => format!("{}…", &v[..cut]),
+            None => (*v).clone(),
+        })
+        .collect();
+    if values.len() > SHOWN {
+        out.push(format!("and {} more", values.len() - SHOWN));
+    }
+    out.join(", ")
 }
 
 /// Whether an object shape takes `name`: open, listed, or matching one of its patterns.

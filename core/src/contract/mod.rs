@@ -192,6 +192,8 @@ fn compare_roots(
 
 /// Every change from `old` to `new`, each once, with its verdict.
 pub fn diff(old: &SchemaTree, new: &SchemaTree) -> Report {
+    old.work.reset();
+    new.work.reset();
     let mut out = Collector::default();
     let old_tools = tools_of(old);
     let new_tools = tools_of(new);

@@ -8,8 +8,11 @@ use super::tree::{Loc, SchemaTree};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// How deep `$ref`s and nesting are followed before a node is called undecidable (a cycle).
+/// How deep `$ref`s and nesting are followed before a node is called undecidable.
 const MAX_DEPTH: usize = 48;
+
+/// What a node whose `$ref`s only lead back to themselves is reported as.
+pub const CYCLE: &str = "a `$ref` that leads back to itself through `$ref`, `allOf`, `oneOf` or `anyOf` alone, so it states nothing the checker can read";
 
 /// The JSON types, `integer` counted inside `number` (a schema allowing `number` allows both).
 pub type Types = BTreeSet<&'static str>;
@@ -121,13 +124,22 @@ pub struct Shape<'a> {
 /// The shape of all `parts` at once (their intersection, as `allOf` means).
 pub fn shape_of<'a>(tree: &'a SchemaTree, parts: &[Part<'a>]) -> Shape<'a> {
     let mut shape = Shape::default();
+    let mut walk = Walk::default();
     for part in parts {
         if shape.loc.is_none() {
             shape.loc = Some(part.loc.clone());
         }
-        add(tree, &mut shape, part.node, &part.loc, 0);
+        add(tree, &mut shape, part.node, &part.loc, 0, &mut walk);
     }
     shape
+}
+
+/// The `$ref` targets being expanded on the way down to the node at hand: a target met again
+/// on its own way down is a cycle, which is reported once instead of unrolled (unrolling a
+/// self-reference that fans out doubles the work at each step).
+#[derive(Default)]
+struct Walk {
+    expanding: Vec<Loc>,
 }
 
 /// The shape of one node.
@@ -185,7 +197,18 @@ fn narrow_values(shape: &mut Shape<'_>, values: BTreeSet<String>, at: &Loc) {
     shape.values_at.get_or_insert_with(|| at.clone());
 }
 
-fn add<'a>(tree: &'a SchemaTree, shape: &mut Shape<'a>, node: &'a Value, loc: &Loc, depth: usize) {
+fn add<'a>(
+    tree: &'a SchemaTree,
+    shape: &mut Shape<'a>,
+    node: &'a Value,
+    loc: &Loc,
+    depth: usize,
+    walk: &mut Walk,
+) {
+    if !tree.work.spend() {
+        // The comparer reports the overrun itself; the shape only stops growing.
+        return;
+    }
     if depth > MAX_DEPTH {
         shape.unreadable.push((
             "nesting or `$ref`s deeper than the checker follows (a cycle?)".into(),
@@ -222,17 +245,31 @@ fn add<'a>(tree: &'a SchemaTree, shape: &mut Shape<'a>, node: &'a Value, loc: &L
         match k.as_str() {
             k if is_annotation(k) || is_structural_noise(k) => {}
             "$ref" => match v.as_str().and_then(|r| tree.resolve(loc, r)) {
-                Some((target, target_loc)) => add(tree, shape, target, &target_loc, depth + 1),
+                Some((_, target_loc)) if walk.expanding.contains(&target_loc) => {
+                    shape.unreadable.push((CYCLE.into(), at));
+                }
+                Some((target, target_loc)) => {
+                    walk.expanding.push(target_loc.clone());
+                    add(tree, shape, target, &target_loc, depth + 1, walk);
+                    walk.expanding.pop();
+                }
                 None => shape
                     .unreadable
                     .push((format!("`$ref` {v} names nothing in {}", tree.origin), at)),
             },
             "allOf" => {
                 for (i, branch) in v.as_array().into_iter().flatten().enumerate() {
-                    add(tree, shape, branch, &at.child(&i.to_string()), depth + 1);
+                    add(
+                        tree,
+                        shape,
+                        branch,
+                        &at.child(&i.to_string()),
+                        depth + 1,
+                        walk,
+                    );
                 }
             }
-            "oneOf" | "anyOf" => add_alternatives(tree, shape, v, &at, depth),
+            "oneOf" | "anyOf" => add_alternatives(tree, shape, v, &at, depth, walk),
             "type" => {
                 let names: Vec<&'static str> = match v {
                     Value::String(s) => type_name(s).into_iter().collect(),
@@ -447,6 +484,7 @@ fn add_alternatives<'a>(
     v: &'a Value,
     at: &Loc,
     depth: usize,
+    walk: &mut Walk,
 ) {
     let mut values: BTreeSet<String> = BTreeSet::new();
     // Where the values are written, when one branch holds them all (a `$ref` to an enum).
@@ -458,7 +496,14 @@ fn add_alternatives<'a>(
             loc: Some(at.child(&i.to_string())),
             ..Shape::default()
         };
-        add(tree, &mut s, branch, &at.child(&i.to_string()), depth + 1);
+        add(
+            tree,
+            &mut s,
+            branch,
+            &at.child(&i.to_string()),
+            depth + 1,
+            walk,
+        );
         match (&s.values, &s.types, only_values_or_types(&s)) {
             (Some(vals), _, true) => {
                 values.extend(vals.iter().cloned());

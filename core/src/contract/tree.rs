@@ -6,6 +6,42 @@ use crate::CoreError;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Schema nodes one side may expand during one comparison. Theurian's own schemas take about a
+/// thousand (`contract diff contract/released schemas`); a tree past this is reported as undecidable where the overrun happened,
+/// never compared for minutes or gigabytes.
+pub const WORK_BUDGET: u64 = 250_000;
+
+/// The nodes expanded so far: shared by every shape built from one tree, reset by each
+/// comparison.
+#[derive(Debug, Default)]
+pub struct Work(AtomicU64);
+
+impl Work {
+    /// Counts one node; false once the budget is spent.
+    pub fn spend(&self) -> bool {
+        self.0.fetch_add(1, Ordering::Relaxed) < WORK_BUDGET
+    }
+    /// Whether the budget ran out.
+    pub fn exhausted(&self) -> bool {
+        self.0.load(Ordering::Relaxed) >= WORK_BUDGET
+    }
+    /// Starts a new comparison.
+    pub fn reset(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+    /// Nodes expanded so far.
+    pub fn spent(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl Clone for Work {
+    fn clone(&self) -> Self {
+        Work::default()
+    }
+}
 
 /// The schema files of one side, by path relative to the tree's root (`mcp/x.schema.json`).
 #[derive(Debug, Clone, Default)]
@@ -16,6 +52,8 @@ pub struct SchemaTree {
     pub files: BTreeMap<String, Value>,
     /// `$id` (without fragment) → file.
     ids: BTreeMap<String, String>,
+    /// What comparing this side has cost so far.
+    pub work: Work,
 }
 
 /// A position in one side's schemas: the file and a JSON pointer into it.
@@ -199,7 +237,79 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Bounds on what one side may hold, so a hostile tree is refused by name rather than read
+/// until memory runs out.
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+/// Every schema file of a side together.
+pub const MAX_TREE_BYTES: u64 = 64 * 1024 * 1024;
+/// Schema files per side.
+pub const MAX_FILES: usize = 10_000;
+/// Directory levels below the tree's root.
+const MAX_DIR_DEPTH: usize = 32;
+
+/// What reading one side has used so far.
+#[derive(Default)]
+struct Taken {
+    bytes: u64,
+    files: usize,
+}
+
+impl Taken {
+    fn take(&mut self, origin: &str, path: &str, len: u64) -> Result<(), CoreError> {
+        let over = |what: String| {
+            let lead = if origin.is_empty() {
+                String::new()
+            } else {
+                format!("{origin}: ")
+            };
+            CoreError::usage(
+                format!("{lead}{what}, more than the checker reads."),
+                "Compare a tree of schema files; contract files are small JSON documents.",
+            )
+        };
+        if len > MAX_FILE_BYTES {
+            return Err(over(format!(
+                "{path} is larger than {} MiB",
+                MAX_FILE_BYTES >> 20
+            )));
+        }
+        self.files += 1;
+        self.bytes += len;
+        if self.files > MAX_FILES {
+            return Err(over(format!("it holds more than {MAX_FILES} schema files")));
+        }
+        if self.bytes > MAX_TREE_BYTES {
+            return Err(over(format!(
+                "its schema files hold more than {} MiB together",
+                MAX_TREE_BYTES >> 20
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Every `*.json` regular file under `dir`. Links are skipped, never followed (a link could
+/// lead out of the tree, or back up it), and so is anything that is not a regular file (a FIFO
+/// named `x.json` would block the read forever).
 fn collect_dir(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<(), CoreError> {
+    let mut taken = Taken::default();
+    collect_dir_at(root, dir, 0, &mut taken, out)
+}
+
+fn collect_dir_at(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    taken: &mut Taken,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), CoreError> {
+    let origin = root.display().to_string();
+    if depth > MAX_DIR_DEPTH {
+        return Err(CoreError::usage(
+            format!("{origin}: directories nest deeper than {MAX_DIR_DEPTH} levels."),
+            "Compare a tree laid out like schemas/.",
+        ));
+    }
     let entries = std::fs::read_dir(dir).map_err(|e| {
         CoreError::usage(
             format!(
@@ -209,23 +319,68 @@ fn collect_dir(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Resu
             "Name a directory laid out like schemas/, or a revision of this repository.",
         )
     })?;
-    let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            collect_dir(root, &path, out)?;
-        } else if path.extension().is_some_and(|e| e == "json") {
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| CoreError::io("read", &path, &e))?;
+    let mut found: Vec<(std::path::PathBuf, std::fs::FileType)> = Vec::new();
+    for entry in entries.flatten() {
+        if let Ok(kind) = entry.file_type() {
+            found.push((entry.path(), kind));
+        }
+        if found.len() > MAX_FILES {
+            return Err(CoreError::usage(
+                format!("{origin}: a directory holds more than {MAX_FILES} entries."),
+                "Compare a tree laid out like schemas/.",
+            ));
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, kind) in found {
+        if kind.is_dir() {
+            collect_dir_at(root, &path, depth + 1, taken, out)?;
+        } else if kind.is_file() && path.extension().is_some_and(|e| e == "json") {
             let rel = path
                 .strip_prefix(root)
                 .unwrap_or(&path)
                 .to_string_lossy()
                 .replace('\\', "/");
+            let text = read_regular(&path, |len| taken.take(&origin, &rel, len))?;
             out.push((rel, text));
         }
     }
     Ok(())
+}
+
+/// Reads a regular file without following a link or blocking on a FIFO that replaced it since
+/// it was listed, after `admit` accepts its size; reads no more than that size.
+fn read_regular(
+    path: &Path,
+    admit: impl FnOnce(u64) -> Result<(), CoreError>,
+) -> Result<String, CoreError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| CoreError::io("read", path, &e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| CoreError::io("read", path, &e))?;
+    if !meta.is_file() {
+        return Err(CoreError::usage(
+            format!("{} is not a regular file.", path.display()),
+            "Schema trees hold regular JSON files only.",
+        ));
+    }
+    admit(meta.len())?;
+    let mut bytes = Vec::new();
+    file.take(meta.len())
+        .read_to_end(&mut bytes)
+        .map_err(|e| CoreError::io("read", path, &e))?;
+    String::from_utf8(bytes).map_err(|_| {
+        CoreError::usage(
+            format!("{} is not UTF-8.", path.display()),
+            "Schema files are UTF-8 JSON.",
+        )
+    })
 }
 
 fn collect_git(
@@ -233,15 +388,36 @@ fn collect_git(
     prefix: &str,
     out: &mut Vec<(String, String)>,
 ) -> Result<(), String> {
+    let mut taken = Taken::default();
+    collect_git_at(tree, prefix, 0, &mut taken, out)
+}
+
+fn collect_git_at(
+    tree: &gix::Tree<'_>,
+    prefix: &str,
+    depth: usize,
+    taken: &mut Taken,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), String> {
+    if depth > MAX_DIR_DEPTH {
+        return Err(format!(
+            "directories nest deeper than {MAX_DIR_DEPTH} levels"
+        ));
+    }
     for entry in tree.iter() {
         let entry = entry.map_err(|e| e.to_string())?;
         let name = entry.filename().to_string();
         let path = format!("{prefix}{name}");
-        let object = entry.object().map_err(|e| e.to_string())?;
         if entry.mode().is_tree() {
+            let object = entry.object().map_err(|e| e.to_string())?;
             let sub = object.try_into_tree().map_err(|e| e.to_string())?;
-            collect_git(&sub, &format!("{path}/"), out)?;
+            collect_git_at(&sub, &format!("{path}/"), depth + 1, taken, out)?;
         } else if entry.mode().is_blob() && name.ends_with(".json") {
+            let header = entry.id().header().map_err(|e| e.to_string())?;
+            taken
+                .take("", &path, header.size())
+                .map_err(|e| e.message)?;
+            let object = entry.object().map_err(|e| e.to_string())?;
             let text = String::from_utf8(object.data.clone())
                 .map_err(|_| format!("{path} is not UTF-8"))?;
             out.push((path, text));
