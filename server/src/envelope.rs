@@ -62,6 +62,51 @@ impl Fault {
     }
 }
 
+impl Fault {
+    /// The JSON-RPC error as one line of bytes (without its newline), for stdio.
+    pub fn line(&self) -> Vec<u8> {
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": self.id,
+            "error": {"code": self.code, "message": self.message},
+        })
+        .to_string()
+        .into_bytes()
+    }
+}
+
+/// The stdio answer to a line past `max_line` bytes (the HTTP body bound), without its newline.
+pub fn too_long_line(max_line: usize) -> Vec<u8> {
+    Fault::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        INVALID_REQUEST,
+        format!("Invalid request: the line is longer than the {max_line} bytes the server reads. Send a smaller request."),
+    )
+    .line()
+}
+
+/// A message that passed [`check`] but is not one MCP knows the shape of (the params of a
+/// known method in another shape): `-32602` with the request's id. serde's own message can
+/// quote the value, so it is not passed on.
+pub fn not_mcp(message: &Value) -> Fault {
+    Fault {
+        status: StatusCode::OK,
+        code: INVALID_PARAMS,
+        message: "Invalid params: this message's params do not have the shape its method takes in MCP. Check them against the method's definition.".into(),
+        id: message.get("id").cloned().unwrap_or(Value::Null),
+    }
+}
+
+/// The refusal of a request whose id is still open on this session.
+pub fn id_in_use(id: Value) -> Fault {
+    Fault {
+        status: StatusCode::BAD_REQUEST,
+        code: INVALID_REQUEST,
+        message: "Invalid request: At id: a request with this id is still being answered. Give each open request its own id.".into(),
+        id,
+    }
+}
+
 /// The answer to a body past `max_body` bytes: HTTP 413 with a JSON-RPC error.
 pub fn too_large(max_body: usize) -> Response {
     Fault::new(

@@ -130,6 +130,153 @@ fn assert_every_tool_answered(report: &Value) {
     }
 }
 
+/// `theurian stdio` over a bare data directory, every stream piped.
+fn bare_stdio(data: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_theurian"))
+        .arg("stdio")
+        .env("THEURIAN_DATA_DIR", data)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("stdio")
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+"#;
+
+/// The stated bound: however many requests a client writes without reading, `theurian stdio`
+/// stays under this resident size (it stops reading instead of queueing).
+const STDIO_RSS_BOUND_KIB: i64 = 96 * 1024;
+
+#[test]
+fn stdio_stops_reading_while_its_answers_are_not_read_and_answers_every_request() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = bare_stdio(&dir.path().join("data"));
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("stdin");
+    const REQUESTS: usize = 100_000;
+    let writer = std::thread::spawn(move || {
+        let mut batch = String::from(INITIALIZE);
+        for id in 1..=REQUESTS {
+            batch.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"
+            ));
+        }
+        stdin.write_all(batch.as_bytes()).expect("write");
+        // stdin closes here: the session ends once every request is answered.
+    });
+    // Nobody reads the answers for three seconds: the writer blocks on a full pipe, and the
+    // server's memory stays flat.
+    let mut peak = 0;
+    for _ in 0..30 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        peak = peak.max(crate::support::status_kib(pid, "VmRSS:").unwrap_or(0));
+    }
+    assert!(
+        !writer.is_finished(),
+        "the server read everything it was sent"
+    );
+    assert!(
+        peak < STDIO_RSS_BOUND_KIB,
+        "theurian stdio grew to {peak} KiB with {REQUESTS} requests unread"
+    );
+    let mut answered = 0;
+    for line in BufReader::new(child.stdout.take().expect("stdout")).lines() {
+        let answer: Value = serde_json::from_str(&line.expect("line")).expect("JSON-RPC");
+        assert!(answer.get("error").is_none(), "{answer}");
+        answered += 1;
+    }
+    writer.join().expect("writer");
+    assert!(child.wait().expect("wait").success());
+    assert_eq!(answered, REQUESTS + 1, "initialize and every ping answered");
+    eprintln!("theurian stdio peaked at {peak} KiB with {REQUESTS} requests unread");
+}
+
+#[tokio::test]
+async fn stdio_and_http_refuse_a_key_given_twice_with_the_same_error() {
+    use std::io::Read;
+    let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"project.list","arguments":{},"arguments":{"x":1}}}"#;
+    let daemon = Daemon::start(ToolNames::Dotted).await;
+    let over_http: Value = reqwest::Client::new()
+        .post(daemon.url())
+        .bearer_auth(&daemon.token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("post")
+        .json()
+        .await
+        .expect("json");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = bare_stdio(&dir.path().join("data"));
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "{INITIALIZE}{body}").expect("write");
+    }
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read");
+    assert!(child.wait().expect("wait").success());
+    let over_stdio: Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|a| a["id"] != 0)
+        .unwrap_or_else(|| panic!("no answer: {out}"));
+    assert_eq!(over_http["error"]["code"], -32600, "{over_http}");
+    assert_eq!(over_stdio["error"], over_http["error"], "{over_stdio}");
+    daemon.shutdown().await;
+}
+
+#[test]
+fn stdio_ends_when_its_client_stops_reading_for_good() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = bare_stdio(&dir.path().join("data"));
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut requests = String::from(INITIALIZE);
+    for id in 1..=200 {
+        requests.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"
+        ));
+    }
+    // The write may fail once the server is gone; that is the point.
+    let _ = stdin.write_all(requests.as_bytes());
+    let began = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(10),
+            "theurian stdio kept running with nobody reading its output"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    drop(stdin);
+    let mut logged = String::new();
+    let _ = child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut logged);
+    assert!(status.success(), "{status}: {logged}");
+    assert!(
+        logged.lines().count() < 10,
+        "a line per message is not logged: {logged}"
+    );
+}
+
 #[tokio::test]
 #[ignore = "clients group: needs clients from the package registries; .ci/run installs and runs it"]
 async fn the_official_python_sdk_calls_every_tool() {
