@@ -255,3 +255,166 @@ fn bundles_import_as_proposals_ours_and_the_references_alike() {
         "nothing of /etc/passwd was read into the report"
     );
 }
+
+/// `okf import` of `bundle` into `repo`, time- and memory-measured.
+fn import_measured(repo: &crate::migrate_apply::Repo, bundle: &Path) -> crate::support::Measured {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_theurian"));
+    command
+        .current_dir(repo.dir.path())
+        .env("THEURIAN_DATA_DIR", repo.data.path())
+        .env("RUST_LOG", "warn")
+        .args(["--json", "okf", "import"])
+        .arg(bundle)
+        .args(WHO);
+    let m = crate::support::run_measured(&mut command, std::time::Duration::from_secs(30));
+    assert!(
+        m.code.is_some(),
+        "okf import hung: stopped after {:?}",
+        m.elapsed
+    );
+    assert!(
+        m.peak_kib < 128 * 1024,
+        "okf import peaked at {} KiB",
+        m.peak_kib
+    );
+    m
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).expect("path");
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+const CONCEPT_HEAD: &str = "---\ntype: decision\ntitle: Planted\nstatus: stable\n";
+
+#[test]
+fn hostile_bundles_are_refused_whole_within_bounds_and_nothing_is_drafted() {
+    let source = crate::fixture::registered();
+    source.ok(&["--json", "migrate", "apply"]);
+    let out = tempfile::tempdir().expect("out");
+    let export = |name: &str| {
+        let dir = out.path().join(name);
+        source.ok(&["--json", "okf", "export", dir.to_str().expect("utf-8")]);
+        dir
+    };
+    let target = empty_project();
+    let before = tree(&target.dir.path().join(".theurian"));
+
+    // No manifest: refused before anything else is read, however much is there.
+    let home_like = out.path().join("home-like");
+    std::fs::create_dir_all(&home_like).expect("mkdir");
+    let sparse = std::fs::File::create(home_like.join("disk.img")).expect("create");
+    sparse.set_len(1536 << 20).expect("sparse 1.5 GB");
+    let m = import_measured(&target, &home_like);
+    assert_eq!(m.code, Some(1));
+    assert!(String::from_utf8_lossy(&m.stderr).contains("theurian-bundle.md"));
+
+    // A real bundle with a 1.5 GB sparse file in it: refused by the per-file cap.
+    let big = export("big");
+    let sparse = std::fs::File::create(big.join("decision/huge.md")).expect("create");
+    sparse.set_len(1536 << 20).expect("sparse");
+    let m = import_measured(&target, &big);
+    assert_eq!(m.code, Some(1));
+    assert!(String::from_utf8_lossy(&m.stderr).contains("larger than 16 MiB"));
+
+    // A FIFO as a concept, a FIFO as a sidecar, a link to a concept outside: each refuses the
+    // bundle whole, at once, whatever the digest says.
+    let outside = out.path().join("outside.md");
+    std::fs::write(
+        &outside,
+        format!("{CONCEPT_HEAD}theurian_item_id: decision.outside\n---\n\nx\n"),
+    )
+    .expect("outside");
+    for (name, plant) in [
+        ("fifo-concept", 0),
+        ("fifo-sidecar", 1),
+        ("linked-concept", 2),
+    ] {
+        let bundle = export(name);
+        match plant {
+            0 => mkfifo(&bundle.join("decision/blocked.md")),
+            1 => {
+                std::fs::write(
+                    bundle.join("decision/sidecar.md"),
+                    format!("{CONCEPT_HEAD}theurian_item_id: decision.sidecar\ntheurian_content_type: application/json\ntheurian_body_file: body.json\n---\n"),
+                )
+                .expect("concept");
+                mkfifo(&bundle.join("decision/body.json"));
+            }
+            _ => std::os::unix::fs::symlink(&outside, bundle.join("decision/linked.md"))
+                .expect("link"),
+        }
+        reseal(&bundle);
+        let m = import_measured(&target, &bundle);
+        let said = String::from_utf8_lossy(&m.stderr);
+        assert_eq!(m.code, Some(1), "{name}: {said}");
+        assert!(said.contains("link or a special file"), "{name}: {said}");
+    }
+    assert_eq!(
+        tree(&target.dir.path().join(".theurian")),
+        before,
+        "nothing drafted"
+    );
+}
+
+#[test]
+fn a_concept_keeps_its_sensitivity_and_an_alias_bomb_is_refused_cheaply() {
+    let source = crate::fixture::registered();
+    source.ok(&["--json", "migrate", "apply"]);
+    let out = tempfile::tempdir().expect("out");
+    let bundle = out.path().join("bundle");
+    source.ok(&["--json", "okf", "export", bundle.to_str().expect("utf-8")]);
+    std::fs::write(
+        bundle.join("decision/secret-plan.md"),
+        format!("{CONCEPT_HEAD}theurian_item_id: decision.secret-plan\ntheurian_sensitivity: confidential\n---\n\nOnly for some.\n"),
+    )
+    .expect("concept");
+    std::fs::write(
+        bundle.join("decision/odd-label.md"),
+        format!("{CONCEPT_HEAD}theurian_item_id: decision.odd-label\ntheurian_sensitivity: top-secret\n---\n\nx\n"),
+    )
+    .expect("concept");
+    // About 600 bytes whose aliases would expand to billions of nodes.
+    let mut bomb = String::from(CONCEPT_HEAD);
+    bomb.push_str("theurian_item_id: decision.bomb\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let p = i - 1;
+        bomb.push_str(&format!(
+            "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+        ));
+    }
+    bomb.push_str("---\n\nboom\n");
+    std::fs::write(bundle.join("decision/bomb.md"), &bomb).expect("bomb");
+    reseal(&bundle);
+    let target = empty_project();
+    let m = import_measured(&target, &bundle);
+    assert_eq!(m.code, Some(0), "{}", String::from_utf8_lossy(&m.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&m.stdout).expect("json");
+    assert_eq!(report["conceptsAdmitted"], 23, "{report}");
+    let refusals = report["refusals"].to_string();
+    assert!(refusals.contains("theurian_sensitivity"), "{refusals}");
+    assert!(refusals.contains("more than 20000 nodes"), "{refusals}");
+    let drafted = tree(&target.dir.path().join(".theurian/proposals"));
+    let secret = drafted
+        .values()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .find(|t| t.contains("itemId: decision.secret-plan"))
+        .expect("the confidential concept is drafted");
+    assert!(secret.contains("sensitivity: confidential"), "{secret}");
+
+    // A bundle whose every concept is refused: exit 1, nothing counted as admitted.
+    let only_bad = out.path().join("only-bad");
+    std::fs::create_dir_all(only_bad.join("decision")).expect("mkdir");
+    std::fs::write(only_bad.join("decision/bomb.md"), &bomb).expect("bomb");
+    std::fs::write(
+        only_bad.join("theurian-bundle.md"),
+        "theurian_bundle_digest: x\n",
+    )
+    .expect("manifest");
+    reseal(&only_bad);
+    let m = import_measured(&empty_project(), &only_bad);
+    assert_eq!(m.code, Some(1), "{}", String::from_utf8_lossy(&m.stdout));
+    let report: serde_json::Value = serde_json::from_slice(&m.stdout).expect("json");
+    assert_eq!(report["conceptsAdmitted"], 0);
+}

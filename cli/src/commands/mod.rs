@@ -68,7 +68,11 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
             crate::output::success(&report, cli.json);
             std::process::exit(exit as i32);
         }
-        Command::Okf(cmd) => okf::run(&data, cmd),
+        Command::Okf(cmd) => {
+            let (report, exit) = okf::run(&data, cmd)?;
+            crate::output::success(&report, cli.json);
+            std::process::exit(exit as i32);
+        }
         Command::Feedback(cmd) => feedback::run(&data, cmd),
         Command::Contract(cmd) => {
             let (report, exit) = contract::run(cmd, cli.json)?;

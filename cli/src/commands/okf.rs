@@ -5,9 +5,11 @@ use crate::args::OkfCommand;
 use serde_json::Value;
 use theurian_core::datadir::DataDir;
 use theurian_core::store::pointer;
-use theurian_core::{okf, serving_profile, CoreError};
+use theurian_core::{okf, serving_profile, CoreError, Exit};
 
-pub fn run(data: &DataDir, cmd: OkfCommand) -> Result<Value, CoreError> {
+/// The report, and the exit code: an import that drafted no concept although the bundle held
+/// some exits 1 with its refusals, so a script does not take it for a success.
+pub fn run(data: &DataDir, cmd: OkfCommand) -> Result<(Value, Exit), CoreError> {
     match cmd {
         OkfCommand::Import {
             bundle,
@@ -29,7 +31,15 @@ pub fn run(data: &DataDir, cmd: OkfCommand) -> Result<Value, CoreError> {
                     reasoning,
                 },
             };
-            okf::import(&root, &bundle, &who)
+            let report = okf::import(&root, &bundle, &who)?;
+            let drafted = report["conceptsAdmitted"].as_u64().unwrap_or(0);
+            let refused = report["refusals"].as_array().map_or(0, Vec::len);
+            let exit = if drafted == 0 && refused > 0 {
+                Exit::Failure
+            } else {
+                Exit::Ok
+            };
+            Ok((report, exit))
         }
         OkfCommand::Export { directory } => {
             let project = super::migrate::project(data)?;
@@ -43,12 +53,13 @@ pub fn run(data: &DataDir, cmd: OkfCommand) -> Result<Value, CoreError> {
             let visible = serving_profile::load(data)?.visible_names();
             let db = state_dir.join(&active.database_filename);
             let exported = okf::export(&db, &project.row.project_id, &visible, &directory)?;
-            serde_json::to_value(exported).map_err(|e| {
+            let report = serde_json::to_value(exported).map_err(|e| {
                 CoreError::failure(
                     format!("The report could not be written ({e})."),
                     "Report this as a bug.",
                 )
-            })
+            })?;
+            Ok((report, Exit::Ok))
         }
     }
 }

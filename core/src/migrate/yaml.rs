@@ -42,6 +42,13 @@ pub const DOCUMENT: Limits = Limits {
     chars: 16_000_000,
 };
 
+/// Front matter (an OKF concept's header): a few dozen keys, never megabytes.
+pub const FRONT_MATTER: Limits = Limits {
+    depth: 32,
+    nodes: 20_000,
+    chars: 1_000_000,
+};
+
 /// Why a document could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct YamlError(pub String);
@@ -314,15 +321,19 @@ pub fn parse_within(text: &str, limits: Limits) -> Result<Value, YamlError> {
                 b.place(v, anchor)?;
             }
             Event::Alias(id) => {
-                let v = b.anchors.get(&id).cloned().ok_or_else(|| {
+                // Weighed before it is copied: a bomb is refused without building the copy
+                // that would cross the bound.
+                let anchored = b.anchors.get(&id).ok_or_else(|| {
                     YamlError(format!(
                         "line {}: an alias names an unknown anchor",
                         mark.line()
                     ))
                 })?;
-                let (n, c) = weight(&v);
+                let (n, c) = weight(anchored);
+                let depth = depth_of(anchored);
                 b.count(n, c)?;
-                b.check_depth(depth_of(&v))?;
+                b.check_depth(depth)?;
+                let v = b.anchors.get(&id).cloned().unwrap_or(Value::Null);
                 b.place(v, 0)?;
             }
             Event::SequenceStart(anchor, tag) => {

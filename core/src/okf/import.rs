@@ -2,17 +2,24 @@
 //! proposal of the `addRelation` operations its concepts declare. Nothing is approved: each
 //! draft is capped at trust `inferred`, and a human accepts and merges it like any proposal.
 //!
-//! The bundle is untrusted input. Its manifest digest must match its files (a bundle changed
-//! after export is refused whole); a concept whose file, sidecar or content type cannot be
-//! used is refused by its own key while the rest still draft; nothing is ever fetched.
+//! The bundle is untrusted input. The manifest is looked for before anything else is read (a
+//! home directory is not walked); the bundle may hold only directories and regular files (a
+//! link or a FIFO refuses it whole: every entry counts in the tamper check, and nothing blocks
+//! or leads out); it is walked and read within stated caps, one file at a time; its manifest
+//! digest must match its files (a bundle changed after export is refused whole). A concept
+//! whose file, sidecar, sensitivity or content type cannot be used is refused by its own key
+//! while the rest still draft; nothing is ever fetched. A concept keeps the sensitivity label
+//! it arrived with: it is never drafted below it.
 
-use super::{digest, MANIFEST};
+use super::{digest_of_hashes, MANIFEST};
+use crate::fsutil::hex;
 use crate::proposal::draft::{Anchor, ContentRequest, DraftOnly, Evidence};
 use crate::CoreError;
 use regex::Regex;
 use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::LazyLock;
 
 static FENCE: LazyLock<Regex> =
@@ -30,58 +37,179 @@ fn refusal(key: &str, kind: &str, literal: &str) -> Value {
     json!({"key": key, "kind": kind, "literal": literal})
 }
 
-/// Every file of a bundle, by path relative to its root (symlinks not followed): what the
-/// digest covers, plus the manifest.
-pub fn bundle_files(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                walk(base, &path, out);
-            } else if kind.is_file() {
-                if let (Ok(rel), Ok(bytes)) = (path.strip_prefix(base), std::fs::read(&path)) {
-                    out.insert(rel.to_string_lossy().replace('\\', "/"), bytes);
-                }
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
+/// The largest file a bundle may hold (a concept, a sidecar, an index).
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// Every file of a bundle together.
+pub const MAX_BUNDLE_BYTES: u64 = 256 * 1024 * 1024;
+/// Entries (files and directories) a bundle may hold.
+pub const MAX_ENTRIES: usize = 50_000;
+/// Directory levels below the bundle's root.
+const MAX_DEPTH: usize = 32;
+
+/// A bundle's regular files and their sizes, from a walk that reads no content.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub files: BTreeMap<String, u64>,
 }
 
-/// Refuses a bundle whose manifest names a digest its files do not have.
-fn verify(root: &Path) -> Result<(), CoreError> {
-    let tree = bundle_files(root);
-    let Some(manifest) = tree.get(MANIFEST) else {
-        return Err(CoreError::failure(
+fn refuse_bundle(root: &Path, what: String, cure: &str) -> CoreError {
+    CoreError::failure(format!("{}: {what}", root.display()), cure)
+}
+
+const EXPORT_AGAIN: &str =
+    "Export the bundle again from the deployment it came from; nothing was drafted.";
+
+/// Lists a bundle: directories and regular files only, within the caps.
+pub fn list(root: &Path) -> Result<Listing, CoreError> {
+    fn walk(
+        root: &Path,
+        dir: &Path,
+        depth: usize,
+        entries: &mut usize,
+        bytes: &mut u64,
+        out: &mut Listing,
+    ) -> Result<(), CoreError> {
+        if depth > MAX_DEPTH {
+            return Err(refuse_bundle(
+                root,
+                format!(
+                    "directories nest deeper than {MAX_DEPTH} levels, more than a bundle holds."
+                ),
+                EXPORT_AGAIN,
+            ));
+        }
+        let listing = std::fs::read_dir(dir).map_err(|e| CoreError::io("list", dir, &e))?;
+        for entry in listing {
+            let entry = entry.map_err(|e| CoreError::io("list", dir, &e))?;
+            *entries += 1;
+            if *entries > MAX_ENTRIES {
+                return Err(refuse_bundle(
+                    root,
+                    format!("it holds more than {MAX_ENTRIES} entries, more than a bundle holds."),
+                    "Pass the directory `theurian okf export` wrote, not one that contains it.",
+                ));
+            }
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let meta = entry
+                .metadata()
+                .map_err(|e| CoreError::io("inspect", &path, &e))?;
+            if meta.is_dir() {
+                walk(root, &path, depth + 1, entries, bytes, out)?;
+            } else if meta.is_file() {
+                if meta.len() > MAX_FILE_BYTES {
+                    return Err(refuse_bundle(
+                        root,
+                        format!(
+                            "{rel} is larger than {} MiB, the most one bundle file may hold.",
+                            MAX_FILE_BYTES >> 20
+                        ),
+                        EXPORT_AGAIN,
+                    ));
+                }
+                *bytes += meta.len();
+                if *bytes > MAX_BUNDLE_BYTES {
+                    return Err(refuse_bundle(
+                        root,
+                        format!(
+                            "its files hold more than {} MiB together, the most a bundle may.",
+                            MAX_BUNDLE_BYTES >> 20
+                        ),
+                        EXPORT_AGAIN,
+                    ));
+                }
+                out.files.insert(rel, meta.len());
+            } else {
+                return Err(refuse_bundle(
+                    root,
+                    format!("{rel} is a link or a special file; a bundle holds only directories and regular files, so it is refused whole."),
+                    EXPORT_AGAIN,
+                ));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Listing::default();
+    walk(root, root, 0, &mut 0, &mut 0, &mut out)?;
+    Ok(out)
+}
+
+/// Reads the regular file `rel` of the bundle: never through a link, never blocking on a FIFO
+/// put in its place since it was listed, and never more than `max` bytes.
+fn read_bounded(root: &Path, rel: &str, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(root.join(rel))?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > max {
+        return Err(std::io::Error::other("larger than the bundle's cap"));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Every file of a bundle, by path relative to its root, read within the bundle's caps (for
+/// tests and tools that want the whole tree; an import reads one file at a time).
+pub fn bundle_files(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let Ok(listing) = list(root) else {
+        return BTreeMap::new();
+    };
+    listing
+        .files
+        .keys()
+        .filter_map(|rel| {
+            read_bounded(root, rel, MAX_FILE_BYTES)
+                .ok()
+                .map(|b| (rel.clone(), b))
+        })
+        .collect()
+}
+
+/// Refuses a bundle whose manifest is missing, or names a digest its files do not have. The
+/// manifest is looked for first, so a directory that is no bundle is refused before it is
+/// walked; the files are then hashed one at a time.
+fn verify(root: &Path) -> Result<Listing, CoreError> {
+    let manifest = read_bounded(root, MANIFEST, MAX_FILE_BYTES).map_err(|_| {
+        CoreError::failure(
             format!(
-                "{} has no {MANIFEST}, so nothing says what the bundle held when it was exported.",
+                "{} has no readable {MANIFEST} (a regular file), so nothing says what the bundle held when it was exported.",
                 root.display()
             ),
             "Import a bundle as `theurian okf export` (or the reference's) wrote it.",
-        ));
-    };
-    let text = String::from_utf8_lossy(manifest);
+        )
+    })?;
+    let text = String::from_utf8_lossy(&manifest);
     let stated = text
         .lines()
         .find_map(|l| l.strip_prefix("theurian_bundle_digest:"))
         .map(|d| d.trim().trim_matches(|c| c == '\'' || c == '"').to_owned());
-    let actual = digest(&tree);
+    let listing = list(root)?;
+    let mut hashes = Vec::with_capacity(listing.files.len());
+    for rel in listing.files.keys() {
+        let bytes = read_bounded(root, rel, MAX_FILE_BYTES).map_err(|e| {
+            refuse_bundle(root, format!("{rel} cannot be read ({e})."), EXPORT_AGAIN)
+        })?;
+        hashes.push((rel.clone(), hex(&Sha256::digest(&bytes))));
+    }
     match stated {
-        Some(d) if d == actual => Ok(()),
+        Some(d) if d == digest_of_hashes(hashes) => Ok(listing),
         _ => Err(CoreError::failure(
             format!(
                 "The files of {} do not match the digest its manifest states: the bundle changed after it was exported.",
                 root.display()
             ),
-            "Export the bundle again from the deployment it came from; nothing was drafted.",
+            EXPORT_AGAIN,
         )),
     }
 }
@@ -105,7 +233,7 @@ pub fn import(root: &Path, bundle: &Path, who: &Importer) -> Result<Value, CoreE
     let base = bundle
         .canonicalize()
         .map_err(|e| CoreError::io("resolve", bundle, &e))?;
-    verify(&base)?;
+    let listing = verify(&base)?;
     let drafts = DraftOnly::open(root, None)?;
     let mut refusals: Vec<Value> = Vec::new();
     let mut proposals: Vec<String> = Vec::new();
@@ -113,7 +241,7 @@ pub fn import(root: &Path, bundle: &Path, who: &Importer) -> Result<Value, CoreE
     let mut claimed: BTreeSet<String> = BTreeSet::new();
     let mut drafted: BTreeSet<String> = BTreeSet::new();
     let mut edges: Vec<(String, Value)> = Vec::new();
-    for rel in concept_paths(&base) {
+    for rel in concept_paths(&listing) {
         let Some((front, body)) = read_concept(&base, &rel, &mut refusals) else {
             continue;
         };
@@ -140,6 +268,19 @@ pub fn import(root: &Path, bundle: &Path, who: &Importer) -> Result<Value, CoreE
             ));
             continue;
         }
+        // The label it arrived with, kept: a concept is never drafted below it (and one whose
+        // label is not a sensitivity level is refused rather than defaulted to `internal`).
+        let sensitivity = text(&front, "theurian_sensitivity");
+        if crate::proposal::draft::vocabulary(&kind, None, sensitivity.as_deref()).is_err() {
+            refusals.push(refusal(
+                "theurian_sensitivity",
+                "concept",
+                &format!(
+                    "{rel}: not a sensitivity level (public, internal, confidential or restricted)"
+                ),
+            ));
+            continue;
+        }
         if !claimed.insert(item_id.clone()) {
             refusals.push(refusal(
                 &rel,
@@ -148,11 +289,11 @@ pub fn import(root: &Path, bundle: &Path, who: &Importer) -> Result<Value, CoreE
             ));
             continue;
         }
-        let Some((body, content_type, sidecar)) = body_of(&base, &rel, &front, body, &mut refusals)
+        let Some((body, content_type, sidecar)) =
+            body_of(&base, &listing, &rel, &front, body, &mut refusals)
         else {
             continue;
         };
-        admitted += 1;
         let mut anchors = vec![bundle_anchor(&rel)];
         if let Some(s) = &sidecar {
             anchors.push(bundle_anchor(s));
@@ -201,13 +342,14 @@ pub fn import(root: &Path, bundle: &Path, who: &Importer) -> Result<Value, CoreE
             scope_paths: Vec::new(),
             namespace: None,
             trust_level: Some("inferred".into()),
-            sensitivity: None,
+            sensitivity,
             expected_revision: None,
             local: false,
             record_defaults: false,
         };
         match drafts.draft_content(&request) {
             Ok(payload) => {
+                admitted += 1;
                 proposals.push(payload.proposal_id.to_string());
                 drafted.insert(item_id.clone());
                 for r in front
@@ -274,42 +416,27 @@ fn bundle_anchor(rel: &str) -> Anchor {
 }
 
 /// The concept documents: every `*.md` but the indexes, logs and the root manifest, sorted.
-fn concept_paths(base: &Path) -> Vec<String> {
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir {
-                walk(base, &path, out);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                if let Ok(rel) = path.strip_prefix(base) {
-                    out.push(rel.to_string_lossy().replace('\\', "/"));
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(base, base, &mut out);
-    out.retain(|rel| {
-        let leaf = rel.rsplit('/').next().unwrap_or(rel);
-        !(leaf == "index.md" || leaf == "log.md" || rel == MANIFEST)
-    });
+fn concept_paths(listing: &Listing) -> Vec<String> {
+    let mut out: Vec<String> = listing
+        .files
+        .keys()
+        .filter(|rel| rel.ends_with(".md"))
+        .filter(|rel| {
+            let leaf = rel.rsplit('/').next().unwrap_or(rel);
+            !(leaf == "index.md" || leaf == "log.md" || rel.as_str() == MANIFEST)
+        })
+        .cloned()
+        .collect();
     out.sort();
     out
 }
 
 /// A concept's front matter and the text after it, or a refusal.
 fn read_concept(base: &Path, rel: &str, refusals: &mut Vec<Value>) -> Option<(Value, String)> {
-    let path = base.join(rel);
-    let inside = path.canonicalize().is_ok_and(|p| p.starts_with(base));
-    if !inside {
-        refusals.push(refusal(rel, "concept", "escapes the bundle root"));
-        return None;
-    }
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let text = read_bounded(base, rel, MAX_FILE_BYTES)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok());
+    let Some(text) = text else {
         refusals.push(refusal(rel, "concept", "is not readable UTF-8 text"));
         return None;
     };
@@ -319,13 +446,21 @@ fn read_concept(base: &Path, rel: &str, refusals: &mut Vec<Value>) -> Option<(Va
     };
     let end = c.get(0).map_or(0, |m| m.end());
     let yaml = c.get(1).map_or("", |m| m.as_str());
-    match crate::migrate::yaml::parse_within(yaml, crate::migrate::yaml::DOCUMENT) {
+    match crate::migrate::yaml::parse_within(yaml, crate::migrate::yaml::FRONT_MATTER) {
         Ok(front @ Value::Object(_)) => Some((front, text[end..].to_owned())),
-        _ => {
+        Ok(_) => {
             refusals.push(refusal(
                 rel,
                 "concept",
                 "its front matter is not a YAML mapping",
+            ));
+            None
+        }
+        Err(crate::migrate::yaml::YamlError(why)) => {
+            refusals.push(refusal(
+                rel,
+                "concept",
+                &format!("its front matter cannot be read: {why}"),
             ));
             None
         }
@@ -335,6 +470,7 @@ fn read_concept(base: &Path, rel: &str, refusals: &mut Vec<Value>) -> Option<(Va
 /// The body a concept drafts with, its content type, and its sidecar's path when it has one.
 fn body_of(
     base: &Path,
+    listing: &Listing,
     rel: &str,
     front: &Value,
     inline: String,
@@ -356,26 +492,54 @@ fn body_of(
     let Some(file) = front.get("theurian_body_file").and_then(Value::as_str) else {
         return Some((inline, content_type, None));
     };
-    let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
-    let candidate: PathBuf = base.join(dir).join(file);
-    let resolved = candidate
-        .canonicalize()
-        .ok()
-        .filter(|p| p.starts_with(base));
-    let body = resolved
-        .as_ref()
-        .and_then(|p| std::fs::read_to_string(p).ok());
-    match (resolved, body) {
-        (Some(p), Some(body)) => {
-            let sidecar = p
-                .strip_prefix(base)
-                .map(|r| r.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_default();
-            Some((body, content_type, Some(sidecar)))
-        }
+    let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+    // Resolved by its words alone: the sidecar must be one of the bundle's listed files.
+    let sidecar = within(dir, file).filter(|p| listing.files.contains_key(p));
+    let body = sidecar.as_ref().and_then(|p| {
+        read_bounded(base, p, MAX_FILE_BYTES)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+    });
+    match (sidecar, body) {
+        (Some(p), Some(body)) => Some((body, content_type, Some(p))),
         _ => {
             refusals.push(refusal("theurian_body_file", "reference", file));
             None
         }
+    }
+}
+
+/// `file` taken relative to the bundle directory `dir`, `.` and `..` resolved by name; `None`
+/// when it is absolute or climbs out of the bundle.
+fn within(dir: &str, file: &str) -> Option<String> {
+    if file.starts_with('/') || file.contains('\\') {
+        return None;
+    }
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in file.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sidecar_is_named_inside_the_bundle_or_not_at_all() {
+        assert_eq!(
+            within("decision", "body.json").as_deref(),
+            Some("decision/body.json")
+        );
+        assert_eq!(within("a/b", "../c/./d.md").as_deref(), Some("a/c/d.md"));
+        assert_eq!(within("decision", "../../etc/passwd"), None);
+        assert_eq!(within("", "/etc/passwd"), None);
     }
 }

@@ -335,11 +335,23 @@ fn render(concepts: &[Concept]) -> BTreeMap<String, String> {
 /// SHA-256 over every file but the manifest, in bytewise path order: each contributes
 /// `"<path>\n<sha256 hex of its bytes>\n"`.
 pub fn digest(files: &BTreeMap<String, Vec<u8>>) -> String {
-    let mut paths: Vec<&String> = files.keys().filter(|p| p.as_str() != MANIFEST).collect();
-    paths.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    digest_of_hashes(
+        files
+            .iter()
+            .map(|(p, bytes)| (p.clone(), hex(&Sha256::digest(bytes)))),
+    )
+}
+
+/// [`digest`] from each file's own SHA-256 (hex), so a bundle can be checked one file at a
+/// time instead of held in memory whole.
+pub fn digest_of_hashes(files: impl IntoIterator<Item = (String, String)>) -> String {
+    let mut files: Vec<(String, String)> = files
+        .into_iter()
+        .filter(|(p, _)| p.as_str() != MANIFEST)
+        .collect();
+    files.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut outer = Sha256::new();
-    for p in paths {
-        let inner = hex(&Sha256::digest(&files[p]));
+    for (p, inner) in files {
         outer.update(format!("{p}\n{inner}\n").as_bytes());
     }
     hex(&outer.finalize())
