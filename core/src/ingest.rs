@@ -87,9 +87,21 @@ pub fn run(root: &Path) -> Result<Report, CoreError> {
         succeeded: true,
     };
     for dir in SOURCE_DIRS {
-        for file in discover(&root.join(dir)) {
+        let found = discover(&root.join(dir));
+        for file in found.sources {
             let rel = relative(&root, &file);
             ingest_one(&root, &file, &rel, &previous, &mut next, &mut report);
+        }
+        for file in found.too_large {
+            report.skipped += 1;
+            report.warnings.push(Warning {
+                code: "source-too-large".into(),
+                message: format!(
+                    "larger than {} MiB, the most ingest reads of one source, so it was not parsed; split it, or keep it out of the source directories",
+                    MAX_SOURCE_FILE_BYTES >> 20
+                ),
+                location: Some(relative(&root, &file)),
+            });
         }
     }
     report.ingested = report.documents.len();
@@ -161,16 +173,29 @@ fn ingest_one(
     }
 }
 
-/// Regular files under `dir`, sorted by path component; hidden files, directory symlinks and
-/// files over the size bound are left out.
-fn discover(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    walk(dir, &mut out);
-    out.sort_by(|a, b| a.components().cmp(b.components()));
-    out
+/// What a walk of a source directory found.
+#[derive(Default)]
+struct Found {
+    /// Regular files within the size bound, sorted by path component.
+    sources: Vec<PathBuf>,
+    /// Regular files past it: reported as skipped, never silently left out.
+    too_large: Vec<PathBuf>,
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Regular files under `dir`; hidden files and directory symlinks are left out.
+fn discover(dir: &Path) -> Found {
+    let mut found = Found::default();
+    walk(dir, &mut found);
+    found
+        .sources
+        .sort_by(|a, b| a.components().cmp(b.components()));
+    found
+        .too_large
+        .sort_by(|a, b| a.components().cmp(b.components()));
+    found
+}
+
+fn walk(dir: &Path, found: &mut Found) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -180,16 +205,17 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
             continue;
         };
         if kind.is_dir() {
-            walk(&path, out);
+            walk(&path, found);
             continue;
         }
-        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
         // `metadata` follows a symlink: a link to a file counts, one to a directory does not.
-        let meta = std::fs::metadata(&path);
-        let is_file = meta.as_ref().is_ok_and(|m| m.is_file());
-        let small = meta.is_ok_and(|m| m.len() <= MAX_SOURCE_FILE_BYTES);
-        if !hidden && is_file && small {
-            out.push(path);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() && m.len() <= MAX_SOURCE_FILE_BYTES => found.sources.push(path),
+            Ok(m) if m.is_file() => found.too_large.push(path),
+            _ => {}
         }
     }
 }

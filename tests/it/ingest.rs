@@ -85,6 +85,10 @@ fn a_bad_source_fails_alone_and_the_rest_still_parse() {
     symlink("/etc/passwd", root.join(".theurian/knowledge/out.md")).expect("symlink");
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "sources"]);
+    // Past the 8 MiB a source may hold (sparse, and never committed).
+    std::fs::File::create(root.join(".theurian/knowledge/huge.md"))
+        .and_then(|f| f.set_len(9 << 20))
+        .expect("huge");
 
     let report = json_exit(&repo, &["--json", "ingest"], 1);
     assert_eq!(report["succeeded"], false);
@@ -114,9 +118,17 @@ fn a_bad_source_fails_alone_and_the_rest_still_parse() {
         "{report}"
     );
     assert_eq!(
-        report["skipped"], 1,
-        "the .txt file; the hidden one is not counted"
+        report["skipped"], 2,
+        "the .txt file and the one past the cap; the hidden one is not counted"
     );
+    let too_large = report["warnings"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["code"] == "source-too-large"))
+        .expect("the file past the cap is reported");
+    assert_eq!(too_large["location"], ".theurian/knowledge/huge.md");
+    assert!(too_large["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("8 MiB")));
     assert_eq!(report["ingested"], 29, "the demo's 28 and fm.md");
     let fm = report["documents"]
         .as_array()
