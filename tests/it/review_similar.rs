@@ -309,6 +309,55 @@ async fn findings_rank_beside_threads_and_a_store_out_of_step_is_named_not_serve
     daemon.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn searches_while_review_builds_run_get_answers_or_a_retryable_refusal_only() {
+    let repo = std::sync::Arc::new(crate::fixture::registered());
+    repo.ok(&["--json", "migrate", "apply"]);
+    repo.ok(&["--json", "review", "build"]);
+    let daemon = Daemon::start_with(
+        tempfile::tempdir().expect("tempdir"),
+        DataDir::at(repo.data.path()),
+        ToolNames::Dotted,
+    )
+    .await;
+    let c = daemon.typed().await;
+    let builder = {
+        let repo = repo.clone();
+        std::thread::spawn(move || {
+            for _ in 0..8 {
+                repo.ok(&["--json", "review", "build"]);
+            }
+        })
+    };
+    let (mut answered, mut retry) = (0, 0);
+    while !builder.is_finished() {
+        let result = c
+            .call(
+                "review.findSimilar",
+                json!({"projectId": PROJECT, "situation": "two requests with the same client key both charge the card"}),
+            )
+            .await;
+        if result["isError"] == true {
+            assert_eq!(result["_meta"]["code"], "INDEX_BUILDING", "{result}");
+            assert_eq!(result["_meta"]["retryable"], true, "{result}");
+            retry += 1;
+        } else {
+            ok(&result, ToolId::ReviewFindSimilar);
+            answered += 1;
+        }
+    }
+    builder.join().expect("builds");
+    // The index is made from the new store before the store is renamed into place, so a
+    // search meets them out of step only in the instant between the rename and the pointer
+    // (and then asks again itself): nearly every call is answered.
+    assert!(
+        answered > 0 && retry * 4 <= answered + retry,
+        "answered {answered}, told to retry {retry}"
+    );
+    eprintln!("during 8 review builds: {answered} answered, {retry} told to retry");
+    daemon.shutdown().await;
+}
+
 /// Renames the column holding each finding's text, leaving the store's stamp as it was.
 async fn unreadable_rows(store: &std::path::Path) {
     alter(

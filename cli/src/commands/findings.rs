@@ -4,8 +4,9 @@ use super::migrate::project_repo;
 use crate::args::FindingsCommand;
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
-use theurian_core::findings::store::{replace_all, STORE_ID};
+use theurian_core::findings::store::{replace_all_then, STORE_ID};
 use theurian_core::findings::{history, trailer::PARSER_STAMP};
+use theurian_core::review::similar;
 use theurian_core::store::lock::{acquire, WRITE_LOCK_WAIT};
 use theurian_core::store::{pipeline, provenance};
 use theurian_core::CoreError;
@@ -40,9 +41,17 @@ pub fn build_store(
     // The history read runs outside the writer lock; only the swap holds it.
     let load = history::load_reporting(root, progress)?;
     let lock = acquire(&root.join(".theurian/runtime"), WRITE_LOCK_WAIT)?;
-    let path = pipeline::runtime()?.block_on(replace_all(root, &load))?;
-    // Under the same lock, so the index is in step with the store it reads.
-    let similar = theurian_core::review::similar::rebuild(root)?;
+    // Under the same lock: the similarity index is made from the new store before it is
+    // renamed into place, and named right after, so the two are in step.
+    let index = async |building: &std::path::Path| {
+        let from = similar::Sources {
+            review: None,
+            findings: Some(building),
+        };
+        similar::prepare(root, from).await
+    };
+    let (path, prepared) = pipeline::runtime()?.block_on(replace_all_then(root, &load, index))?;
+    let similar = prepared.publish()?;
     drop(lock);
     provenance::record(data, root, "findings", STORE_ID).map_err(|e| {
         CoreError::failure(

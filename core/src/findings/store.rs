@@ -6,7 +6,7 @@ use super::history::Load;
 use super::trailer::PARSER_STAMP;
 use crate::knowledge::text::cut;
 use crate::store::bulk::{insert, Val};
-use crate::store::swap::rebuild;
+use crate::store::swap::rebuild_then;
 use crate::CoreError;
 use sqlx::{Row, SqliteConnection};
 use std::path::{Path, PathBuf};
@@ -36,7 +36,19 @@ fn store_error(e: impl std::fmt::Display) -> CoreError {
 
 /// Replaces the store of the project at `root` with `load`.
 pub async fn replace_all(root: &Path, load: &Load) -> Result<PathBuf, CoreError> {
-    rebuild(root, STORE_FILE, "theurian findings build", store_error, async |conn: &mut SqliteConnection| {
+    replace_all_then(root, load, async |_: &Path| Ok(()))
+        .await
+        .map(|(live, ())| live)
+}
+
+/// [`replace_all`], with `before_publish` run on the finished store before it is renamed into
+/// place (see [`crate::store::swap::rebuild_then`]).
+pub async fn replace_all_then<T>(
+    root: &Path,
+    load: &Load,
+    before_publish: impl AsyncFnOnce(&Path) -> Result<T, CoreError>,
+) -> Result<(PathBuf, T), CoreError> {
+    rebuild_then(root, STORE_FILE, "theurian findings build", store_error, async |conn: &mut SqliteConnection| {
         sqlx::raw_sql(DDL).execute(&mut *conn).await?;
         let findings: Vec<Vec<Val>> = load
             .findings
@@ -62,7 +74,7 @@ pub async fn replace_all(root: &Path, load: &Load) -> Result<PathBuf, CoreError>
             .execute(&mut *conn)
             .await?;
         Ok(())
-    })
+    }, before_publish)
     .await
 }
 

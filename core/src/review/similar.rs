@@ -9,7 +9,9 @@
 //! none of them found.
 //!
 //! The index is rebuilt whenever either store is (`theurian review build`, `theurian findings
-//! build`), under the writer lock, and its pointer records each store's build time. At serve
+//! build`), under the writer lock, from the store's building file before that file is renamed
+//! into place, and its pointer, written right after the rename, records each store's build
+//! time; a search that meets the store and pointer a moment apart asks again. At serve
 //! time a store whose build time differs from the recorded one is out of step: its documents
 //! are ranked out and the store is named as unread, so an index never serves text its store no
 //! longer holds, and a hit's details always come from the live store.
@@ -163,10 +165,34 @@ fn finding_id(sha: &str, position: i64) -> String {
 /// Rebuilds the index from the current review and findings stores of the project at `root`
 /// and publishes it. The caller holds the writer lock, so no store changes while it reads.
 pub fn rebuild(root: &Path) -> Result<Rebuilt, CoreError> {
-    let (review, findings) = store_paths(root);
     let runtime = crate::store::pipeline::runtime()?;
-    let (threads, review_built_at) = runtime.block_on(thread_documents(&review));
-    let (found, findings_built_at) = runtime.block_on(finding_documents(&findings));
+    runtime
+        .block_on(prepare(root, Sources::default()))?
+        .publish()
+}
+
+/// Where a rebuild reads each store: a store being rebuilt is read from its building file, so
+/// the index is ready before that store is renamed into place. `None` reads the live store.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sources<'a> {
+    pub review: Option<&'a Path>,
+    pub findings: Option<&'a Path>,
+}
+
+/// A build written and renamed into place, not yet named by the pointer.
+#[derive(Debug)]
+pub struct Prepared {
+    dir: PathBuf,
+    pointer: Pointer,
+    rebuilt: Rebuilt,
+}
+
+/// Writes a new build from the stores `from` names (the live ones otherwise). Nothing serves it
+/// until [`Prepared::publish`].
+pub async fn prepare(root: &Path, from: Sources<'_>) -> Result<Prepared, CoreError> {
+    let (review, findings) = store_paths(root);
+    let (threads, review_built_at) = thread_documents(from.review.unwrap_or(&review)).await;
+    let (found, findings_built_at) = finding_documents(from.findings.unwrap_or(&findings)).await;
     let dir = root.join(".theurian/state").join(INDEX_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| CoreError::io("create", &dir, &e))?;
     let rebuilt = Rebuilt {
@@ -191,25 +217,42 @@ pub fn rebuild(root: &Path) -> Result<Rebuilt, CoreError> {
         std::fs::rename(&building, dir.join(id)).map_err(index_error)?;
     }
     let pointer = Pointer {
-        build_id: build_id.clone(),
+        build_id,
         review_built_at,
         findings_built_at,
     };
-    let text = serde_json::to_vec_pretty(&pointer).map_err(index_error)?;
-    crate::fsutil::write_atomic(&dir.join(POINTER_FILE), &text, 0o644)?;
-    remove_superseded(&dir, build_id.as_deref());
-    Ok(rebuilt)
+    Ok(Prepared {
+        dir,
+        pointer,
+        rebuilt,
+    })
 }
 
-/// Removes every build under `dir` but `current` (a daemon still reading one keeps its open
-/// files until it lets go; the next search opens the published build).
-fn remove_superseded(dir: &Path, current: Option<&str>) {
+impl Prepared {
+    /// Names the build in the pointer (atomically), then removes the builds no search can
+    /// still be opening.
+    pub fn publish(self) -> Result<Rebuilt, CoreError> {
+        let text = serde_json::to_vec_pretty(&self.pointer).map_err(index_error)?;
+        let previous = pointer_at(&self.dir).and_then(|p| p.build_id);
+        crate::fsutil::write_atomic(&self.dir.join(POINTER_FILE), &text, 0o644)?;
+        remove_superseded(
+            &self.dir,
+            &[self.pointer.build_id.as_deref(), previous.as_deref()],
+        );
+        Ok(self.rebuilt)
+    }
+}
+
+/// Removes every build under `dir` but those in `keep`: the one just published, and the one
+/// it replaced, which a search that read the old pointer a moment ago may still be opening.
+/// (A daemon still reading an older one keeps its open files until it lets go.)
+fn remove_superseded(dir: &Path, keep: &[Option<&str>]) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let keep = name == POINTER_FILE || current.is_some_and(|c| name == c);
+        let keep = name == POINTER_FILE || keep.iter().flatten().any(|k| name == *k);
         if !keep && entry.path().is_dir() {
             let _ = std::fs::remove_dir_all(entry.path());
         }
@@ -306,12 +349,42 @@ fn pointer(root: &Path) -> Option<(PathBuf, Pointer)> {
     if !std::fs::symlink_metadata(&dir).ok()?.is_dir() {
         return None;
     }
-    let pointer = serde_json::from_slice(&std::fs::read(dir.join(POINTER_FILE)).ok()?).ok()?;
+    let pointer = pointer_at(&dir)?;
     Some((dir, pointer))
 }
 
+/// The pointer file in the index directory `dir`, when it reads.
+fn pointer_at(dir: &Path) -> Option<Pointer> {
+    serde_json::from_slice(&std::fs::read(dir.join(POINTER_FILE)).ok()?).ok()
+}
+
 /// The situation's nearest threads and findings in the project at `root`, best first.
+///
+/// A rebuild swaps a store, publishes a new build and then removes older ones, so a search that
+/// read the pointer just before a rebuild can find its build gone, or the store newer than the
+/// pointer it read: when the search fails and the pointer has moved meanwhile, it is asked
+/// once more of what is published now.
 pub async fn find(
+    root: &Path,
+    located: Stores<'_>,
+    cache: &IndexCache,
+    situation: &Situation<'_>,
+) -> Result<Answer, Fault> {
+    let before = pointer(root).map(|(_, p)| p);
+    match find_once(root, located, cache, situation).await {
+        Err(fault) => {
+            let now = pointer(root).map(|(_, p)| p);
+            if now.is_some() && now != before {
+                find_once(root, located, cache, situation).await
+            } else {
+                Err(fault)
+            }
+        }
+        answered => answered,
+    }
+}
+
+async fn find_once(
     root: &Path,
     located: Stores<'_>,
     cache: &IndexCache,

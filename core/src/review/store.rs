@@ -13,7 +13,7 @@ use crate::knowledge::text::{cut, EXCERPT_CHARS};
 use crate::store::bulk::{insert, Val};
 use crate::store::lock::{acquire, WRITE_LOCK_WAIT};
 use crate::store::schema::like_pattern;
-use crate::store::swap::rebuild;
+use crate::store::swap::rebuild_then;
 use crate::CoreError;
 use sqlx::{Row, SqliteConnection};
 use std::collections::BTreeSet;
@@ -244,9 +244,10 @@ pub fn build(
         };
         return Err(CoreError::failure(message, RACE_CURE));
     }
-    let path = crate::store::pipeline::runtime()?.block_on(write(root, &load))?;
-    // Still under the writer lock: the index reads the store just written.
-    let similar = super::similar::rebuild(root)?;
+    // Still under the writer lock: the index is made from the new store before it is renamed
+    // into place, and named right after.
+    let (path, prepared) = crate::store::pipeline::runtime()?.block_on(write(root, &load))?;
+    let similar = prepared.publish()?;
     Ok(BuildReport {
         records: load.len(),
         withheld: withheld_count,
@@ -255,8 +256,18 @@ pub fn build(
     })
 }
 
-async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
-    rebuild(root, STORE_FILE, "theurian review build", store_error, async |conn: &mut SqliteConnection| {
+async fn write(
+    root: &Path,
+    load: &[Projected],
+) -> Result<(PathBuf, super::similar::Prepared), CoreError> {
+    let similar = async |building: &Path| {
+        let from = super::similar::Sources {
+            review: Some(building),
+            findings: None,
+        };
+        super::similar::prepare(root, from).await
+    };
+    rebuild_then(root, STORE_FILE, "theurian review build", store_error, async |conn: &mut SqliteConnection| {
         sqlx::raw_sql(DDL).execute(&mut *conn).await?;
         let records: Vec<Vec<Val>> = load
             .iter()
@@ -316,7 +327,7 @@ async fn write(root: &Path, load: &[Projected]) -> Result<PathBuf, CoreError> {
             .execute(&mut *conn)
             .await?;
         Ok(())
-    })
+    }, similar)
     .await
 }
 

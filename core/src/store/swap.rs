@@ -98,6 +98,27 @@ pub async fn rebuild<F>(
 where
     F: AsyncFnOnce(&mut SqliteConnection) -> Result<(), sqlx::Error>,
 {
+    rebuild_then(root, file, command, other, fill, async |_: &Path| Ok(()))
+        .await
+        .map(|(live, ())| live)
+}
+
+/// [`rebuild`], with `before_publish` run on the finished building file before it is renamed
+/// into place: what is derived from the store (the review similarity index) is made from the
+/// new file first, so readers meet the new store and what is derived from it together. Its
+/// failure abandons the build, leaving the live store as it was.
+pub async fn rebuild_then<F, G, T>(
+    root: &Path,
+    file: &str,
+    command: &str,
+    other: impl FnOnce(String) -> CoreError,
+    fill: F,
+    before_publish: G,
+) -> Result<(PathBuf, T), CoreError>
+where
+    F: AsyncFnOnce(&mut SqliteConnection) -> Result<(), sqlx::Error>,
+    G: AsyncFnOnce(&Path) -> Result<T, CoreError>,
+{
     writable::inside_project(root, command)?;
     let dir = match state_dir(root) {
         Ok(dir) => dir,
@@ -128,8 +149,15 @@ where
         building.abandon();
         return Err(named);
     }
+    let derived = match before_publish(building.path()).await {
+        Ok(derived) => derived,
+        Err(e) => {
+            building.abandon();
+            return Err(e);
+        }
+    };
     match building.publish() {
-        Ok(live) => Ok(live),
+        Ok(live) => Ok((live, derived)),
         Err(e) => Err(writable::explain(&dir, command, other(e.to_string()))),
     }
 }

@@ -59,11 +59,13 @@ pub fn read_refusal(e: ReadError) -> Refusal {
         ReadError::Database(m) => format!("cannot be read ({})", bounded(&m)),
         ReadError::Inconsistent(m) => format!("contradicts itself ({})", bounded(&m)),
         ReadError::Busy(_) => {
-            return Refusal::new(
+            let mut busy = Refusal::new(
                 RefusalMetaCode::CapacityExceeded,
                 "Every read connection to the project's state was busy for too long. Ask again shortly; the state itself is fine.",
             )
-            .retryable()
+            .retryable();
+            busy.meta.retry_after_ms = std::num::NonZeroU64::new(250);
+            return busy;
         }
     };
     Refusal::new(

@@ -4,7 +4,9 @@
 //! what it could not rank instead of passing that off as nothing similar.
 
 use super::review_get_decisions::decision;
-use super::review_shared::{check_text, findings_store, redacts_names, review_store, Store};
+use super::review_shared::{
+    being_rebuilt, building, check_text, findings_store, redacts_names, review_store, Store,
+};
 use crate::state::AppState;
 use theurian_core::review::similar::{find, Fault, Similar, Situation, Stores};
 use theurian_protocol::mcp::{
@@ -62,6 +64,9 @@ pub(crate) async fn answer(
     let found = find(&root, located, &state.indexes, &situation)
         .await
         .map_err(|f| match f {
+            // A review or findings build holds the project's write lock while it swaps a store
+            // and then the index: out of step for that moment, not missing.
+            _ if building(&root) => being_rebuilt(),
             Fault::Unavailable => REVIEWS.unavailable(),
             Fault::Broken(why) => Refusal::new(
                 RefusalMetaCode::StateUnavailable,

@@ -53,7 +53,7 @@ impl Store {
         let opened = open(state, project_id, snapshot_id).await?;
         let root = &opened.resolved.root;
         if !provenance::is_recorded(&state.data, root, self.kind, self.id) {
-            return Err(self.unavailable());
+            return Err(self.unavailable_at(root));
         }
         match served_path(root, self.file) {
             Ok(p) => Ok((root.clone(), p)),
@@ -61,9 +61,35 @@ impl Store {
                 RefusalMetaCode::StateUnavailable,
                 format!("The store {} resolves outside the project's .theurian/state/, so it was not read. Remove .theurian/state/{}, then run `{}`.", self.file, self.file, self.rebuild),
             )),
-            Err(ServedPath::Unavailable) => Err(self.unavailable()),
+            Err(ServedPath::Unavailable) => Err(self.unavailable_at(root)),
         }
     }
+
+    /// [`Store::unavailable`], unless a build holds the project's write lock right now: a
+    /// store being replaced is out of step for a moment, not missing, so the caller is told to
+    /// ask again rather than to rebuild.
+    fn unavailable_at(&self, root: &std::path::Path) -> Refusal {
+        if building(root) {
+            being_rebuilt()
+        } else {
+            self.unavailable()
+        }
+    }
+}
+
+/// Whether a build (review, findings, apply, index) holds the project's write lock now.
+pub(crate) fn building(root: &std::path::Path) -> bool {
+    theurian_core::store::lock::held(&root.join(".theurian/runtime"))
+}
+
+/// The answer while a build holds the project's write lock: it swaps a store and then what is
+/// derived from it, so for that moment they are out of step, not missing.
+pub(crate) fn being_rebuilt() -> Refusal {
+    Refusal::new(
+        RefusalMetaCode::IndexBuilding,
+        "A build is running in this project and replacing what this tool reads. Ask again in a moment.",
+    )
+    .retryable()
 }
 
 /// Refuses a NUL (SQLite's matcher stops at one, silently shortening the filter) and the empty
