@@ -115,7 +115,21 @@ pub fn write_history(
     if !root.join(".git").exists() {
         crate::gitdir::init_empty(root)?;
     }
-    let repo = gix::open(root).map_err(|e| failed(root, e))?;
+    let mut repo = gix::open(root).map_err(|e| failed(root, e))?;
+    // Updating a ref writes a reflog line signed by the configured committer; these commits
+    // carry their own identity, so the reflog gets it too and no Git identity on this machine
+    // is needed (or used).
+    {
+        use gix::config::tree::gitoxide;
+        let mut config = repo.config_snapshot_mut();
+        config
+            .set_value(&gitoxide::Committer::NAME_FALLBACK, who.name)
+            .map_err(|e| failed(root, e))?;
+        config
+            .set_value(&gitoxide::Committer::EMAIL_FALLBACK, who.email)
+            .map_err(|e| failed(root, e))?;
+        config.commit().map_err(|e| failed(root, e))?;
+    }
     let mut ids = Vec::with_capacity(snapshots.len());
     for snapshot in snapshots {
         let tree = write_tree(&repo, snapshot.files).map_err(|e| failed(root, e))?;

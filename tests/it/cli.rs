@@ -164,9 +164,21 @@ fn the_demo_writes_only_its_own_directory_and_reuses_its_project() {
     let dir = tempfile::tempdir().expect("tempdir");
     let user_data = dir.path().join("user-data");
     let demo = dir.path().join("demo");
+    // A machine with no Git identity at all (a fresh container): the demo's commits carry
+    // their own, so it needs none.
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
     let run = || {
         let out = Command::new(env!("CARGO_BIN_EXE_theurian"))
             .env("THEURIAN_DATA_DIR", &user_data)
+            .env("HOME", &home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("GIT_AUTHOR_NAME")
+            .env_remove("GIT_AUTHOR_EMAIL")
+            .env_remove("GIT_COMMITTER_NAME")
+            .env_remove("GIT_COMMITTER_EMAIL")
+            .env_remove("EMAIL")
             .args(["--json", "demo", "--no-serve", "--dir"])
             .arg(&demo)
             .output()
