@@ -3078,7 +3078,7 @@ pub mod mcp {
         ///When the report was recorded, RFC 3339 in UTC.
         #[serde(rename = "recordedAt")]
         pub recorded_at: ::std::string::String,
-        ///Reports with this signal on this revision so far, this one included.
+        ///Reports with this signal on this revision so far, this one included; each agentId/taskId pair counts once.
         #[serde(rename = "reportsOnRevision")]
         pub reports_on_revision: ::std::num::NonZeroU64,
         ///The revision the report is about: the one served from stateHash.
@@ -8435,7 +8435,7 @@ pub mod mcp {
         ///Whether more commits changed the file than are listed.
         #[serde(rename = "moreCommits")]
         pub more_commits: bool,
-        ///For reported kinds: how many reports this revision received.
+        ///For reported kinds: how many reports this revision received, each agentId/taskId pair counted once.
         #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
         pub reports: ::std::option::Option<::std::num::NonZeroU64>,
         ///For anchor kinds: the commit the revision describes (the anchor's own, else the one it was written at).

@@ -21,11 +21,12 @@ async fn reports_are_logged_outside_the_project_and_question_the_current_revisio
     ]);
     let daemon = daemon_for(&repo).await;
     let c = daemon.typed().await;
-    let submit = |item: &str, signal: &str| {
+    let submit_as = |agent: &str, item: &str, signal: &str| {
         let c = &c;
-        let args = json!({"projectId": "ranked", "itemId": item, "signal": signal, "query": "double entry", "note": "n", "agentId": "agent-7"});
+        let args = json!({"projectId": "ranked", "itemId": item, "signal": signal, "query": "double entry", "note": "n", "agentId": agent});
         async move { c.call("knowledge.submitFeedback", args).await }
     };
+    let submit = |item: &str, signal: &str| submit_as("agent-7", item, signal);
 
     let first = ok(
         &submit("a.first", "outdated").await,
@@ -43,11 +44,17 @@ async fn reports_are_logged_outside_the_project_and_question_the_current_revisio
         &submit("a.first", "helpful").await,
         ToolId::KnowledgeSubmitFeedback,
     );
+    // The same report from the same agent counts once; another agent's counts too.
     let again = ok(
         &submit("a.first", "outdated").await,
         ToolId::KnowledgeSubmitFeedback,
     );
-    assert_eq!(again["reportsOnRevision"], 2);
+    assert_eq!(again["reportsOnRevision"], 1);
+    let other = ok(
+        &submit_as("agent-8", "a.first", "outdated").await,
+        ToolId::KnowledgeSubmitFeedback,
+    );
+    assert_eq!(other["reportsOnRevision"], 2);
 
     let withheld = refused(&submit("b.closed", "wrong").await, "INVALID_INPUT");
     let absent = refused(&submit("z.none", "wrong").await, "INVALID_INPUT");
@@ -122,6 +129,10 @@ async fn reports_are_logged_outside_the_project_and_question_the_current_revisio
         json!({"helpful": 1, "outdated": 2, "wrong": 1})
     );
     assert_eq!(report["byItem"]["a.first"]["outdated"], 2);
+    assert_eq!(
+        report["bySource"],
+        json!({"agent-7/-": {"helpful": 1, "outdated": 1, "wrong": 1}, "agent-8/-": {"outdated": 1}})
+    );
 
     // A new revision answers the reports: they were about the old one.
     revise(

@@ -174,7 +174,7 @@ export type StaleReason = {
    */
   moreCommits: boolean;
   /**
-   * For reported kinds: how many reports this revision received.
+   * For reported kinds: how many reports this revision received, each agentId/taskId pair counted once.
    */
   reports: number | null;
   /**
@@ -842,7 +842,7 @@ export type KnowledgeSubmitFeedbackResponse = {
    */
   recordedAt: string;
   /**
-   * Reports with this signal on this revision so far, this one included.
+   * Reports with this signal on this revision so far, this one included; each agentId/taskId pair counts once.
    */
   reportsOnRevision: number;
   /**

@@ -4,9 +4,13 @@
 
 use super::project::{open, read_refusal};
 use crate::state::AppState;
-use theurian_core::feedback::{against_revisions, append, read as read_log, Record};
+use theurian_core::feedback::{
+    against_revisions, append, read as read_log, Appended, Record, MAX_REPORTS_PER_SOURCE,
+};
 use theurian_core::knowledge::{read, SURFACEABLE};
-use theurian_protocol::mcp::{KnowledgeSubmitFeedbackInput, KnowledgeSubmitFeedbackResponse};
+use theurian_protocol::mcp::{
+    KnowledgeSubmitFeedbackInput, KnowledgeSubmitFeedbackResponse, RefusalMetaCode,
+};
 use theurian_protocol::Refusal;
 
 const TOOL: &str = "knowledge.submitFeedback";
@@ -54,8 +58,14 @@ pub(crate) async fn answer(
         agent_id: input.agent_id.as_ref().map(|a| a.to_string()),
         task_id: input.task_id.as_ref().map(|t| t.to_string()),
     };
-    append(&state.data, project, &record)
+    let appended = append(&state.data, project, &record)
         .map_err(|e| Refusal::internal(TOOL, &format!("{} {}", e.message, e.remedy)))?;
+    if appended == Appended::SourceFull {
+        return Err(Refusal::new(
+            RefusalMetaCode::CapacityExceeded,
+            format!("At agentId: this agentId and taskId have made {MAX_REPORTS_PER_SOURCE} reports to this project's feedback log, the most one source may hold, so this one was not recorded. Report each item once per task; a new task reports under its own taskId."),
+        ));
+    }
     let (records, _) = read_log(&state.data, project);
     let reports = against_revisions(&records, &[signal.as_str()])
         .get(&item.revision_id)
