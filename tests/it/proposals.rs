@@ -614,12 +614,19 @@ fn accept_refuses_secrets_conflicts_and_lowering_and_moves_nothing() {
     assert_eq!(warned["secretFindings"].as_array().map(Vec::len), Some(1));
     assert_eq!(migrations(), before + 1);
 
-    // Two drafts of the same new item: the second no longer applies once the first landed.
+    // Two drafts of the same new item, the later one accepted first: the earlier one no
+    // longer applies, and the refusal names the revision that landed as the current one (the
+    // earlier draft's migration sorts first, so a plain replay blamed the landed one).
     let first = draft_cli("decision.twice", "one\n", &[]);
     let second = draft_cli("decision.twice", "two\n", &[]);
-    repo.ok(&["--json", "propose", "accept", &first]);
-    let text = repo.refused(&["--json", "propose", "accept", &second], 1);
-    assert!(text.contains("do not apply"), "{text}");
+    repo.ok(&["--json", "propose", "accept", &second]);
+    let landed = MigrationSetProbe::current_revision(&root, "decision.twice");
+    let text = repo.refused(&["--json", "propose", "accept", &first], 1);
+    assert!(
+        text.contains("from nothing (as a new item)")
+            && text.contains(&format!("moved it to revision {landed}")),
+        "{text}"
+    );
     assert_eq!(migrations(), before + 2);
 
     // Lowering a sensitivity is refused at draft time already (exit 2), against the landed set.

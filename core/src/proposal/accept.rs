@@ -476,6 +476,7 @@ fn rehearse(
                 e.remedy,
             )
         })?;
+        stale_base(&union, plan, landed)?;
         let union_moves = replay(&union).map_err(|e| {
             fail(
                 format!("With the proposal added, the migrations do not apply: {e}."),
@@ -533,6 +534,52 @@ fn rehearse(
     })();
     let _ = std::fs::remove_dir_all(&scratch);
     result
+}
+
+/// Refuses a proposal that revises an item from a revision the landed migrations have since
+/// replaced, naming both: the revision it was drafted against and the one that is current now.
+/// (Replaying the union would report the clash on whichever migration sorts later, which can be
+/// the landed one, naming the proposal's own revision as the store's.)
+fn stale_base(union: &MigrationSet, plan: &Plan, landed: &MigrationSet) -> Result<(), CoreError> {
+    let Some(proposed) = union
+        .ordered
+        .iter()
+        .find(|m| plan.migration_name.starts_with(&m.id))
+    else {
+        return Ok(());
+    };
+    let ops = serde_json::to_value(&proposed.doc.operations)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    // (item, the revision it writes, the revision it expects to replace)
+    let revised: Vec<(String, String, Option<String>)> = ops
+        .iter()
+        .filter_map(|op| {
+            let item = op.get("itemId")?.as_str()?.to_owned();
+            let revision = op.get("revisionId")?.as_str()?.to_owned();
+            let expected = op
+                .get("expectedRevision")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            Some((item, revision, expected))
+        })
+        .collect();
+    let names: Vec<&str> = revised.iter().map(|(i, _, _)| i.as_str()).collect();
+    let now = replay_items(landed, &names).unwrap_or_default();
+    for (item, revision, expected) in &revised {
+        let current = now.get(item).and_then(|v| v.current.clone());
+        let moved = current.as_ref().is_some_and(|c| c != revision) && &current != expected;
+        if moved {
+            let from = expected.as_deref().unwrap_or("nothing (as a new item)");
+            let current = current.unwrap_or_default();
+            return Err(fail(
+                format!("The proposal revises {item} from {from}, but the landed migrations have since moved it to revision {current}."),
+                format!("Draft the change again against the current revision (expectedRevision {current}), so the reviewer sees what it replaces."),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn tempfile_dir() -> Result<PathBuf, CoreError> {
