@@ -570,6 +570,10 @@ pub enum BenchCommand {
         /// Concurrent readers, each on its own kept-alive connection.
         #[arg(long, default_value_t = 8)]
         clients: usize,
+        /// Further readers that pin `snapshotId` to an older state still on disk, a different
+        /// one each call, so the daemon holds pools on several states of one project at once.
+        #[arg(long, default_value_t = 4)]
+        pinned: usize,
     },
     /// Time `findings build` (history walk, trailer parse, store swap) over a generated
     /// repository, best of `--runs`. Needs the `git` command to make the repository.

@@ -196,7 +196,8 @@ fn a_state_or_runtime_directory_linked_out_of_the_repository_is_never_written_th
 }
 
 /// The short form of `theurian bench soak` (the note reports the long one): the real daemon
-/// under four readers while twenty states are made under it. Every answer is right for the
+/// under four readers, and four more pinned to older states, while twenty states are made
+/// under it. Every answer is right for the
 /// state it names or a designed refusal, and the daemon's descriptors stay within what its
 /// bounded caches can hold.
 #[test]
@@ -210,6 +211,8 @@ fn a_short_soak_gives_only_right_answers_and_designed_refusals() {
             "20",
             "--clients",
             "4",
+            "--pinned",
+            "4",
         ])
         .output()
         .expect("soak");
@@ -221,6 +224,8 @@ fn a_short_soak_gives_only_right_answers_and_designed_refusals() {
     let report: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["unexpected"], 0, "{report}");
     assert!(report["answers"].as_u64() > Some(100), "{report}");
+    // Readers pinned to older states were answered for those states, beside the others.
+    assert!(report["pinnedAnswers"].as_u64() > Some(20), "{report}");
     assert!(report["designedRefusals"].as_u64() > Some(0), "{report}");
     // Two pools of four connections, each with its log and shared-memory files, eight index
     // builds and the listener: far below this however many states were made.

@@ -46,7 +46,11 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             calls,
         } => super::bench_review::run(threads, pulls, calls),
         BenchCommand::Findings { commits, runs } => super::bench_findings::run(commits, runs),
-        BenchCommand::Soak { states, clients } => super::bench_soak::run(states, clients),
+        BenchCommand::Soak {
+            states,
+            clients,
+            pinned,
+        } => super::bench_soak::run(states, clients, pinned),
         BenchCommand::Fuzz {
             targets,
             executions,

@@ -10,6 +10,11 @@
 //! * **What the daemon holds stays flat**: resident memory and open descriptors are sampled
 //!   after every state, and the slope after warm-up is reported per 100 states.
 //!
+//! Pinned readers ask about older states (`snapshotId`) still on disk, a different one each
+//! call, as agents that started a task on an earlier state do: the daemon then holds read pools
+//! on several states of one project, and evicting one must never cut off a reader still using
+//! it.
+//!
 //! The daemon is the real binary in its own process, so its memory and descriptors are its own.
 
 use super::bench_search::post;
@@ -38,8 +43,15 @@ const OTHER_ID: &str = "acme-ledger-moved";
 /// Items the soak adds before it turns to revising them in turn: past this the corpus keeps
 /// its size, so a growing footprint would be the daemon's, not the knowledge's.
 const SOAK_ITEMS: usize = 20;
-/// Refusal codes a reader may meet by design while a state or registration is missing.
-const DESIGNED: &[&str] = &["STATE_UNAVAILABLE", "PROJECT_NOT_REGISTERED"];
+/// Refusal codes a reader may meet by design while a state or registration is missing (and a
+/// pinned reader, when its state was deleted since it chose it).
+const DESIGNED: &[&str] = &[
+    "STATE_UNAVAILABLE",
+    "PROJECT_NOT_REGISTERED",
+    "SNAPSHOT_NOT_FOUND",
+];
+/// Words of a refusal that only a fault of the daemon's own (not a missing state) gives.
+const NEVER: &[&str] = &["closed pool", "PoolClosed"];
 
 fn fail(what: &str, e: impl std::fmt::Display) -> CoreError {
     CoreError::failure(
@@ -52,6 +64,8 @@ fn fail(what: &str, e: impl std::fmt::Display) -> CoreError {
 #[derive(Default)]
 struct Tally {
     answered: AtomicU64,
+    /// Answers about a pinned, older state.
+    pinned: AtomicU64,
     designed: AtomicU64,
     unexpected: AtomicU64,
     /// The first few unexpected answers, for the report.
@@ -73,7 +87,7 @@ type Expected = Arc<RwLock<HashMap<String, u64>>>;
 
 /// Runs the soak: `states` new states under `clients` readers, each a committed migration
 /// applied and indexed, with a deletion, a re-registration or a gc after some of them.
-pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
+pub fn run(states: usize, clients: usize, pinned: usize) -> Result<Value, CoreError> {
     let work = tempfile::tempdir().map_err(|e| fail("make a scratch directory", e))?;
     let (data, built) = demo::prepare(work.path())?;
     let root = PathBuf::from(built["project"].as_str().unwrap_or_default());
@@ -89,11 +103,22 @@ pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
 
     let stop = Arc::new(AtomicBool::new(false));
     let tally = Arc::new(Tally::default());
-    let readers: Vec<_> = (0..clients.max(1))
+    let state_dir = root.join(".theurian/state");
+    let readers: Vec<_> = (0..clients.max(1) + pinned)
         .map(|n| {
             let (stop, tally, expected, token) =
                 (stop.clone(), tally.clone(), expected.clone(), token.clone());
-            std::thread::spawn(move || read_until(n, port, &token, &stop, &tally, &expected))
+            // Readers past `clients` pin older states.
+            let pins = (n >= clients.max(1)).then(|| state_dir.clone());
+            std::thread::spawn(move || {
+                let reader = Reader {
+                    n,
+                    port,
+                    token: &token,
+                    pins: pins.as_deref(),
+                };
+                reader.read_until(&stop, &tally, &expected)
+            })
         })
         .collect();
 
@@ -166,6 +191,8 @@ pub fn run(states: usize, clients: usize) -> Result<Value, CoreError> {
         "benchmark": "daemon under read load while states change under it",
         "states": states,
         "clients": clients,
+        "pinnedClients": pinned,
+        "pinnedAnswers": tally.pinned.load(Ordering::Relaxed),
         "seconds": (seconds * 10.0).round() / 10.0,
         "actions": actions,
         "answers": tally.answered.load(Ordering::Relaxed),
@@ -223,59 +250,90 @@ fn trend(series: &[f64], warm: usize) -> Value {
     })
 }
 
-/// One reader: status and search in turn on a kept-alive connection, each answer checked.
-fn read_until(
+/// One reader's connection settings: the daemon, and for a pinned reader the state directory
+/// it picks older states from.
+struct Reader<'a> {
     n: usize,
     port: u16,
-    token: &str,
-    stop: &AtomicBool,
-    tally: &Tally,
-    expected: &Expected,
-) {
-    let mut stream = None;
-    let mut i = 0u64;
-    while !stop.load(Ordering::Relaxed) {
-        i += 1;
-        let status = i.is_multiple_of(2);
-        let arguments = if status {
-            json!({"projectId": demo::PROJECT_ID})
-        } else {
-            json!({"projectId": demo::PROJECT_ID, "query": "retry outbound calls with backoff"})
-        };
-        let tool = if status {
-            "knowledge.status"
-        } else {
-            "knowledge.search"
-        };
-        let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}).to_string();
-        let connection = match stream.as_mut() {
-            Some(s) => s,
-            None => match TcpStream::connect(("127.0.0.1", port)) {
-                Ok(s) => stream.insert(BufReader::new(s)),
+    token: &'a str,
+    pins: Option<&'a Path>,
+}
+
+impl Reader<'_> {
+    /// Status and search in turn on a kept-alive connection, each answer checked.
+    fn read_until(&self, stop: &AtomicBool, tally: &Tally, expected: &Expected) {
+        let (n, port) = (self.n, self.port);
+        let mut stream = None;
+        let mut i = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            i += 1;
+            let status = i.is_multiple_of(2);
+            let pin = self.pins.and_then(|dir| older_state(dir, expected, i));
+            let mut arguments = if status {
+                json!({"projectId": demo::PROJECT_ID})
+            } else {
+                json!({"projectId": demo::PROJECT_ID, "query": "retry outbound calls with backoff"})
+            };
+            if let Some(pin) = &pin {
+                arguments["snapshotId"] = json!(pin);
+            }
+            let tool = if status {
+                "knowledge.status"
+            } else {
+                "knowledge.search"
+            };
+            let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}).to_string();
+            let connection = match stream.as_mut() {
+                Some(s) => s,
+                None => match TcpStream::connect(("127.0.0.1", port)) {
+                    Ok(s) => stream.insert(BufReader::new(s)),
+                    Err(e) => {
+                        tally.wrong(format!("reader {n}: connect: {e}"));
+                        std::thread::sleep(Duration::from_millis(50));
+                        continue;
+                    }
+                },
+            };
+            match post(connection, port, self.token, &body) {
+                Ok(text) => judge(&text, status, pin.as_deref(), tally, expected),
                 Err(e) => {
-                    tally.wrong(format!("reader {n}: connect: {e}"));
-                    std::thread::sleep(Duration::from_millis(50));
-                    continue;
+                    tally.wrong(format!("reader {n}: {tool}: {e}"));
+                    stream = None;
                 }
-            },
-        };
-        match post(connection, port, token, &body) {
-            Ok(text) => judge(&text, status, tally, expected),
-            Err(e) => {
-                tally.wrong(format!("reader {n}: {tool}: {e}"));
-                stream = None;
             }
         }
     }
 }
 
+/// A state the soak wrote whose database is still in `dir`, other than the newest: the `i`th
+/// of them, round the list, so a pinned reader moves over all of them.
+fn older_state(dir: &Path, expected: &Expected, i: u64) -> Option<String> {
+    let mut held: Vec<String> = expected
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .keys()
+        .filter(|hash| {
+            dir.join(theurian_core::store::pointer::database_filename(hash))
+                .is_file()
+        })
+        .cloned()
+        .collect();
+    held.sort();
+    if held.is_empty() {
+        return None;
+    }
+    let at = usize::try_from(i).unwrap_or(0) % held.len();
+    Some(held.swap_remove(at))
+}
+
 /// Sorts one answer into right, designed refusal, or wrong.
-fn judge(text: &str, status: bool, tally: &Tally, expected: &Expected) {
+fn judge(text: &str, status: bool, pin: Option<&str>, tally: &Tally, expected: &Expected) {
     let answer: Value = serde_json::from_str(text).unwrap_or(Value::Null);
     let result = &answer["result"];
     if result["isError"] == true {
         let code = result["_meta"]["code"].as_str().unwrap_or_default();
-        if DESIGNED.contains(&code) {
+        let daemons_own = NEVER.iter().any(|w| text.contains(w));
+        if DESIGNED.contains(&code) && !daemons_own {
             tally.designed.fetch_add(1, Ordering::Relaxed);
         } else {
             tally.wrong(format!("refused {code}: {text}"));
@@ -291,6 +349,9 @@ fn judge(text: &str, status: bool, tally: &Tally, expected: &Expected) {
     }
     if status {
         let hash = content["stateHash"].as_str().unwrap_or_default();
+        if pin.is_some_and(|p| p != hash) {
+            return tally.wrong(format!("pinned to {pin:?}, answered for {hash}"));
+        }
         let known = expected
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -304,6 +365,9 @@ fn judge(text: &str, status: bool, tally: &Tally, expected: &Expected) {
         }
     }
     tally.answered.fetch_add(1, Ordering::Relaxed);
+    if pin.is_some() {
+        tally.pinned.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// The item count the daemon reports for the first state.
