@@ -10,7 +10,7 @@ AFL_VERSION=0.18.2
 SECONDS_PER_TARGET=${1:-600}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(arguments migration evidence trailer envelope)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(arguments migration evidence trailer envelope front-matter contract)
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 work="${THEURIAN_AFL_WORK:-$repo/target/afl}"
@@ -42,6 +42,16 @@ seed() { # target → seed directory
       printf '\001%s' '{"projectId":"p","query":"retry budget","limit":5}' > "$dir/search.bin"
       printf '\004%s' '{"projectId":"p","reviewer":"security","severity":"LOW","limit":20}' > "$dir/findings.bin"
       printf '\000%s' '{"projectId":"p","itemId":"architecture.a-b"}' > "$dir/get.bin" ;;
+    front-matter)
+      # Concepts as `okf export` writes them.
+      find "$repo/tests/fixtures/okf-reference" -name '*.md' ! -name 'index.md' -exec cp {} "$dir"/ \; ;;
+    contract)
+      # Pairs of schemas (old NUL new): the tools' own, and each against the next.
+      i=0; prev=""
+      for f in "$repo"/schemas/mcp/*.json; do
+        [ -n "$prev" ] && { cat "$prev"; printf '\000'; cat "$f"; } > "$dir/pair$i.bin"
+        prev=$f; i=$((i+1))
+      done ;;
   esac
   if [ -d "$repo/fuzz/regressions/$target" ]; then
     find "$repo/fuzz/regressions/$target" -type f ! -name '.*' -exec cp {} "$dir"/ \;

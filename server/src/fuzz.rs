@@ -12,7 +12,15 @@ use theurian_protocol::seat::Seat;
 use theurian_protocol::tools::{decode_only, TOOLS};
 
 /// Every target's name, in the order harnesses run them.
-pub const TARGETS: [&str; 5] = ["arguments", "migration", "evidence", "trailer", "envelope"];
+pub const TARGETS: [&str; 7] = [
+    "arguments",
+    "migration",
+    "evidence",
+    "trailer",
+    "envelope",
+    "front-matter",
+    "contract",
+];
 
 /// One target, with whatever it keeps between inputs.
 pub enum Target {
@@ -26,6 +34,11 @@ pub enum Target {
     Trailer,
     /// A `POST /mcp` body, through the front door ([`crate::envelope::check`]).
     Envelope,
+    /// An OKF concept document, through its front-matter reader.
+    FrontMatter,
+    /// Two schema documents (split at the first NUL byte), compared by `contract diff`'s walk
+    /// both ways and each against itself.
+    Contract,
     /// Panics on any input holding 0xFF: proves a harness sees a panic at all.
     Probe,
 }
@@ -53,6 +66,8 @@ impl Target {
             "evidence" => Target::Evidence,
             "trailer" => Target::Trailer,
             "envelope" => Target::Envelope,
+            "front-matter" => Target::FrontMatter,
+            "contract" => Target::Contract,
             "probe" => Target::Probe,
             other => {
                 return Err(CoreError::usage(
@@ -74,6 +89,8 @@ impl Target {
             Target::Evidence => "evidence",
             Target::Trailer => "trailer",
             Target::Envelope => "envelope",
+            Target::FrontMatter => "front-matter",
+            Target::Contract => "contract",
             Target::Probe => "probe",
         }
     }
@@ -111,6 +128,10 @@ impl Target {
             Target::Envelope => {
                 let _ = crate::envelope::check(input);
             }
+            Target::FrontMatter => {
+                let _ = theurian_core::okf::concept(&String::from_utf8_lossy(input));
+            }
+            Target::Contract => contract_walk(input),
             Target::Probe => assert!(!input.contains(&0xff), "probe input"),
         }
     }
@@ -124,4 +145,31 @@ impl Target {
             _ => self.run(input, 0),
         }
     }
+}
+
+/// The contract target: the two documents as one stored schema each of two trees (and a tool's
+/// input, so the tool path is walked too), diffed both ways and each against itself.
+fn contract_walk(input: &[u8]) {
+    use theurian_core::contract::{diff, SchemaTree};
+    let (old, new) = match input.iter().position(|b| *b == 0) {
+        Some(at) => (&input[..at], &input[at + 1..]),
+        None => (input, input),
+    };
+    let tree = |doc: &[u8]| {
+        let text = String::from_utf8_lossy(doc).into_owned();
+        SchemaTree::from_texts(
+            "fuzz",
+            [
+                ("stored/x.schema.json".to_owned(), text.clone()),
+                ("mcp/probe-input.schema.json".to_owned(), text),
+            ],
+        )
+        .ok()
+    };
+    let (Some(old), Some(new)) = (tree(old), tree(new)) else {
+        return;
+    };
+    let _ = diff(&old, &new);
+    let _ = diff(&new, &old);
+    let _ = diff(&old, &old);
 }

@@ -440,29 +440,28 @@ fn read_concept(base: &Path, rel: &str, refusals: &mut Vec<Value>) -> Option<(Va
         refusals.push(refusal(rel, "concept", "is not readable UTF-8 text"));
         return None;
     };
-    let Some(c) = FENCE.captures(&text) else {
-        refusals.push(refusal(rel, "concept", "carries no front-matter block"));
-        return None;
+    match concept(&text) {
+        Ok((front, body)) => Some((front, body.to_owned())),
+        Err(why) => {
+            refusals.push(refusal(rel, "concept", &why));
+            None
+        }
+    }
+}
+
+/// A concept document's front matter (a YAML mapping, read under the front-matter bounds) and
+/// the text after it; or why it has neither. (A fuzz target reads concepts through this.)
+pub fn concept(text: &str) -> Result<(Value, &str), String> {
+    let Some(c) = FENCE.captures(text) else {
+        return Err("carries no front-matter block".into());
     };
     let end = c.get(0).map_or(0, |m| m.end());
     let yaml = c.get(1).map_or("", |m| m.as_str());
     match crate::migrate::yaml::parse_within(yaml, crate::migrate::yaml::FRONT_MATTER) {
-        Ok(front @ Value::Object(_)) => Some((front, text[end..].to_owned())),
-        Ok(_) => {
-            refusals.push(refusal(
-                rel,
-                "concept",
-                "its front matter is not a YAML mapping",
-            ));
-            None
-        }
+        Ok(front @ Value::Object(_)) => Ok((front, text.get(end..).unwrap_or(""))),
+        Ok(_) => Err("its front matter is not a YAML mapping".into()),
         Err(crate::migrate::yaml::YamlError(why)) => {
-            refusals.push(refusal(
-                rel,
-                "concept",
-                &format!("its front matter cannot be read: {why}"),
-            ));
-            None
+            Err(format!("its front matter cannot be read: {why}"))
         }
     }
 }

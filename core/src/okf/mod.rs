@@ -11,7 +11,7 @@
 mod import;
 mod yaml;
 
-pub use import::{bundle_files, import, Importer};
+pub use import::{bundle_files, concept, import, Importer};
 
 use crate::fsutil::hex;
 use crate::CoreError;
