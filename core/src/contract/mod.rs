@@ -192,8 +192,13 @@ fn compare_roots(
 
 /// Every change from `old` to `new`, each once, with its verdict.
 pub fn diff(old: &SchemaTree, new: &SchemaTree) -> Report {
-    old.work.reset();
-    new.work.reset();
+    diff_within(old, new, tree::WORK_BUDGET)
+}
+
+/// [`diff`] with `budget` schema nodes to expand on each side (a fuzzer asks for less).
+pub fn diff_within(old: &SchemaTree, new: &SchemaTree, budget: u64) -> Report {
+    old.work.reset(budget);
+    new.work.reset(budget);
     let mut out = Collector::default();
     let old_tools = tools_of(old);
     let new_tools = tools_of(new);

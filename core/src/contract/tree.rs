@@ -9,31 +9,42 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Schema nodes one side may expand during one comparison. Theurian's own schemas take about a
-/// thousand (`contract diff contract/released schemas`); a tree past this is reported as undecidable where the overrun happened,
-/// never compared for minutes or gigabytes.
-pub const WORK_BUDGET: u64 = 250_000;
+/// thousand (`contract diff contract/released schemas`); a tree past this is reported as
+/// undecidable where the overrun happened, never compared for minutes or gigabytes (a schema
+/// node's shape is about a kilobyte while it is compared, so this bounds memory near 100 MB).
+pub const WORK_BUDGET: u64 = 100_000;
 
-/// The nodes expanded so far: shared by every shape built from one tree, reset by each
-/// comparison.
+/// The nodes expanded so far and the budget: shared by every shape built from one tree, reset
+/// by each comparison.
 #[derive(Debug, Default)]
-pub struct Work(AtomicU64);
+pub struct Work {
+    spent: AtomicU64,
+    budget: AtomicU64,
+}
 
 impl Work {
     /// Counts one node; false once the budget is spent.
     pub fn spend(&self) -> bool {
-        self.0.fetch_add(1, Ordering::Relaxed) < WORK_BUDGET
+        self.spent.fetch_add(1, Ordering::Relaxed) < self.budget()
     }
     /// Whether the budget ran out.
     pub fn exhausted(&self) -> bool {
-        self.0.load(Ordering::Relaxed) >= WORK_BUDGET
+        self.spent.load(Ordering::Relaxed) >= self.budget()
     }
-    /// Starts a new comparison.
-    pub fn reset(&self) {
-        self.0.store(0, Ordering::Relaxed);
+    /// Starts a new comparison with `budget` nodes to spend.
+    pub fn reset(&self, budget: u64) {
+        self.spent.store(0, Ordering::Relaxed);
+        self.budget.store(budget, Ordering::Relaxed);
     }
     /// Nodes expanded so far.
     pub fn spent(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        self.spent.load(Ordering::Relaxed)
+    }
+    fn budget(&self) -> u64 {
+        match self.budget.load(Ordering::Relaxed) {
+            0 => WORK_BUDGET,
+            set => set,
+        }
     }
 }
 
