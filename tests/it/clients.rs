@@ -130,6 +130,27 @@ fn assert_every_tool_answered(report: &Value) {
     }
 }
 
+/// Writes `input` to a stdio child, closes its input, and returns all it wrote once it exited
+/// successfully.
+fn session(child: &mut std::process::Child, input: &str) -> String {
+    use std::io::Read;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write");
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read");
+    assert!(child.wait().expect("wait").success());
+    out
+}
+
 /// `theurian stdio` over a bare data directory, every stream piped.
 fn bare_stdio(data: &std::path::Path) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_theurian"))
@@ -198,7 +219,6 @@ fn stdio_stops_reading_while_its_answers_are_not_read_and_answers_every_request(
 
 #[tokio::test]
 async fn stdio_and_http_refuse_a_key_given_twice_with_the_same_error() {
-    use std::io::Read;
     let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"project.list","arguments":{},"arguments":{"x":1}}}"#;
     let daemon = Daemon::start(ToolNames::Dotted).await;
     let over_http: Value = reqwest::Client::new()
@@ -215,18 +235,7 @@ async fn stdio_and_http_refuse_a_key_given_twice_with_the_same_error() {
         .expect("json");
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = bare_stdio(&dir.path().join("data"));
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        writeln!(stdin, "{INITIALIZE}{body}").expect("write");
-    }
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut out)
-        .expect("read");
-    assert!(child.wait().expect("wait").success());
+    let out = session(&mut child, &format!("{INITIALIZE}{body}\n"));
     let over_stdio: Value = out
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -439,7 +448,6 @@ async fn rmcps_own_client_drives_theurian_stdio_through_every_tool() {
 
 #[test]
 fn stdio_refuses_bad_input_in_json_rpc_and_never_writes_anything_else() {
-    use std::io::Read;
     let (_dir, data, _) = prepared();
     let mut child = Command::new(env!("CARGO_BIN_EXE_theurian"))
         .arg("stdio")
@@ -456,20 +464,7 @@ fn stdio_refuses_bad_input_in_json_rpc_and_never_writes_anything_else() {
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"knowledge.get","arguments":{"projectId":"acme-ledger","itemId":"incident.signing-key-exposure-2026-03"}}}"#,
         r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"no.such.tool","arguments":{}}}"#,
     ];
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        for line in lines {
-            writeln!(stdin, "{line}").expect("write");
-        }
-    }
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut out)
-        .expect("read");
-    assert!(child.wait().expect("wait").success());
+    let out = session(&mut child, &(lines.join("\n") + "\n"));
     let answers: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON-RPC: {l}: {e}")))

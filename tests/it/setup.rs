@@ -92,6 +92,15 @@ fn free_port() -> u16 {
         .expect("free port")
 }
 
+/// The report's step `id`.
+fn step_of(report: &Value, id: &str) -> Value {
+    report["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == id))
+        .cloned()
+        .unwrap_or_else(|| panic!("no step {id}: {report}"))
+}
+
 fn outcomes(report: &Value) -> Vec<(String, String)> {
     report["steps"]
         .as_array()
@@ -184,10 +193,7 @@ fn setup_installs_the_user_service_once_and_uninstall_removes_it() {
     std::fs::write(m.unit(), &edited).expect("edit");
     let refused = m.json(&["--json", "setup", "--port", &p], None, 5);
     assert_eq!(refused["state"], "awaiting-consent");
-    let step = refused["steps"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["id"] == "daemon-service"))
-        .expect("service step");
+    let step = step_of(&refused, "daemon-service");
     assert_eq!(step["status"], "conflicting");
     assert!(step["detail"]
         .as_str()
@@ -349,10 +355,7 @@ fn setup_without_a_user_service_manager_connects_the_client_and_exits_0() {
     let report: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(out.status.code(), Some(0), "{report}");
     assert_eq!(report["state"], "converged", "{report}");
-    let service = report["steps"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["id"] == "daemon-service"))
-        .expect("service step");
+    let service = step_of(&report, "daemon-service");
     assert_eq!(service["status"], "not-applicable");
     assert!(service["detail"]
         .as_str()
@@ -440,10 +443,7 @@ fn a_linked_env_file_is_reported_and_never_replaced() {
         .output()
         .expect("setup");
     let report: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let env = report["steps"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["id"] == "env-reference"))
-        .expect("env step");
+    let env = step_of(&report, "env-reference");
     assert_eq!(env["status"], "conflicting", "{report}");
     assert!(std::fs::symlink_metadata(m.data().join("env"))
         .expect("env")
@@ -473,15 +473,8 @@ fn the_env_block_is_rewritten_between_its_markers_only() {
     );
     // THEURIAN_SERVICE_MANAGER=systemd with nothing answering would wait for a start; the
     // token and env steps come first and are what this test is about.
-    let env_step = |v: &Value| {
-        v["steps"]
-            .as_array()
-            .and_then(|s| s.iter().find(|s| s["id"] == "env-reference"))
-            .cloned()
-            .expect("step")
-    };
     let plan: Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(env_step(&plan)["status"], "missing");
+    assert_eq!(step_of(&plan, "env-reference")["status"], "missing");
     let data = theurian_core::datadir::DataDir::at(m.data());
     theurian_core::token::load_or_create(&data).expect("token");
     let text = std::fs::read_to_string(m.data().join("env")).expect("env");
@@ -500,7 +493,7 @@ fn the_env_block_is_rewritten_between_its_markers_only() {
     // A block never closed is a conflict, not something to rewrite.
     std::fs::write(m.data().join("env"), "# >>> theurian >>>\nexport X=1\n").expect("env");
     let plan = m.json(&["--json", "setup", "--port", &port, "--dry-run"], None, 0);
-    assert_eq!(env_step(&plan)["status"], "conflicting");
+    assert_eq!(step_of(&plan, "env-reference")["status"], "conflicting");
 }
 
 /// The clients group: Claude Code's own CLI. `setup` adds the entry through `claude mcp add`,
