@@ -175,7 +175,7 @@ pub fn prepare(dir: &Path) -> Result<(DataDir, Value), CoreError> {
     let mut registry = Registry::load(&data)?;
     registry.register(&data, &repo, Some(PROJECT_ID))?;
     let set = MigrationSet::load(&repo.root)?;
-    let runtime = pipeline::runtime()?;
+    let runtime = theurian_core::runtime::current_thread()?;
     let applied = runtime.block_on(pipeline::apply(
         &data,
         &Project::new(repo.root.clone(), PROJECT_ID, &repo, None),
@@ -210,7 +210,7 @@ fn example_search(data: &DataDir) -> Result<Value, CoreError> {
     let state = daemon::build_state(data.clone(), 0, ToolNames::Dotted)?;
     let mcp = theurian_server::mcp::TheurianMcp::new(state).map_err(|e| broken(&e))?;
     let arguments = json!({"projectId": PROJECT_ID, "query": EXAMPLE_QUERY, "limit": 3});
-    let answer = pipeline::runtime()?
+    let answer = theurian_core::runtime::current_thread()?
         .block_on(mcp.outcome("knowledge.search", arguments))
         .map_err(|refusal| broken(&refusal.message))?;
     answer.to_value().map_err(|e| broken(&e.to_string()))

@@ -5,7 +5,7 @@
 //! Semantic Versioning comparison. The decision never changes anything on the machine: a mismatch
 //! is reported with what to do about it, and the caller stops.
 
-use crate::migrate::yaml;
+use crate::yaml;
 use serde_json::{json, Value};
 use std::cmp::Ordering;
 use std::path::Path;

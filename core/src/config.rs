@@ -2,8 +2,8 @@
 //! out as a JSON value for the few settings the product reads (`security.secretScan`,
 //! `providers.review`). A missing or empty file means every default.
 
-use crate::migrate::yaml;
 use crate::paths::{read_inside, PathFault, MAX_SOURCE_FILE_BYTES};
+use crate::yaml;
 use crate::CoreError;
 use serde_json::Value;
 use std::path::Path;

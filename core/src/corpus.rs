@@ -2,7 +2,7 @@
 //! markdown bodies (headings, paragraphs, lists) drawn deterministically from a seed, so runs
 //! compare like with like.
 
-use crate::migrate::load::sha256_hex;
+use crate::hash::sha256_hex;
 use crate::CoreError;
 use std::path::Path;
 

@@ -14,13 +14,6 @@ fn refuse(rel: &str, what: &str) -> CoreError {
     )
 }
 
-/// Git's blob id (SHA-1) of `bytes`.
-pub fn blob_id(bytes: &[u8]) -> Option<String> {
-    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
-        .ok()
-        .map(|id| id.to_string())
-}
-
 /// Refuses the first migration whose loaded bytes are not the blob committed at HEAD.
 ///
 /// Each directory holding migrations is read from HEAD's tree once, not once per file: looking

@@ -325,7 +325,7 @@ fn json(text: &str) -> Result<Value, String> {
 }
 
 fn yaml(text: &str) -> Result<Value, String> {
-    use crate::migrate::yaml::{parse_within, YamlError, DOCUMENT};
+    use crate::yaml::{parse_within, YamlError, DOCUMENT};
     parse_within(text, DOCUMENT).map_err(|YamlError(m)| {
         let detail = m.strip_prefix("it is not valid YAML: ").unwrap_or(&m);
         format!("not valid YAML: {detail}")
@@ -399,8 +399,8 @@ fn markdown(text: &str) -> (String, Vec<Warning>) {
     };
     let mut front_title = None;
     if let Some(front) = front {
-        match crate::migrate::yaml::parse(front) {
-            Err(crate::migrate::yaml::YamlError(m)) => warnings.push(Warning {
+        match crate::yaml::parse(front) {
+            Err(crate::yaml::YamlError(m)) => warnings.push(Warning {
                 code: "front-matter-unparseable".into(),
                 message: format!("The front matter is not valid YAML, so it was ignored: {m}"),
                 location: Some("frontMatter".into()),

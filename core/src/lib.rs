@@ -19,6 +19,7 @@ pub mod fsutil;
 pub mod gitcheck;
 pub mod gitdir;
 pub mod gitwrite;
+pub mod hash;
 pub mod index;
 pub mod ingest;
 pub mod knowledge;
@@ -31,6 +32,7 @@ pub mod project_status;
 pub mod proposal;
 pub mod registry;
 pub mod review;
+pub mod runtime;
 pub mod schema_order;
 pub mod secrets;
 pub mod service;
@@ -38,7 +40,9 @@ pub mod serving_profile;
 pub mod setup;
 pub mod stamped;
 pub mod store;
+pub mod time;
 pub mod token;
+pub mod yaml;
 
 pub use error::{CoreError, Exit};
 

@@ -83,7 +83,7 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             let root = root
                 .canonicalize()
                 .map_err(|e| CoreError::io("resolve", &root, &e))?;
-            let runtime = pipeline::runtime()?;
+            let runtime = theurian_core::runtime::current_thread()?;
             let repo = theurian_core::gitdir::Repo {
                 root: root.clone(),
                 branch: "main".into(),

@@ -8,7 +8,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 use theurian_core::findings::{history, store};
-use theurian_core::store::pipeline;
 use theurian_core::CoreError;
 
 /// Trailer lines cycled through the generated messages: accepted ones in each reviewer and
@@ -99,7 +98,7 @@ pub fn run(commits: usize, runs: usize) -> Result<Value, CoreError> {
     let made = Instant::now();
     make_repository(&root, commits.max(1))?;
     let generate_seconds = made.elapsed().as_secs_f64();
-    let runtime = pipeline::runtime()?;
+    let runtime = theurian_core::runtime::current_thread()?;
     let mut best: Option<(f64, f64)> = None;
     let (mut findings, mut rejected) = (0, 0);
     for _ in 0..runs.max(1) {

@@ -461,7 +461,7 @@ fn apply_and_index(data: &DataDir, root: &Path) -> Result<(), CoreError> {
     let repo = gitdir::discover(root)?;
     let set = MigrationSet::load(root)?;
     let project = Project::new(repo.root.clone(), demo::PROJECT_ID, &repo, None);
-    let runtime = pipeline::runtime()?;
+    let runtime = theurian_core::runtime::current_thread()?;
     runtime.block_on(pipeline::apply(data, &project, &set, &SILENT))?;
     let visible = serving_profile::load(data)?.visible_names();
     let options = BuildOptions {

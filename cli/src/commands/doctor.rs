@@ -177,7 +177,7 @@ fn project(data: &DataDir, out: &mut Vec<Value>) {
         Err(e) => out.push(check("applied state", false, e.message, &e.remedy)),
     }
     if let Some(id) = &registered {
-        let rt = theurian_core::store::pipeline::runtime();
+        let rt = theurian_core::runtime::current_thread();
         let stale = rt.is_ok_and(|rt| {
             rt.block_on(theurian_core::store::pipeline::active_state_built_for_another(&root, id))
         });

@@ -8,7 +8,7 @@ use theurian_core::findings::store::{replace_all_then, STORE_ID};
 use theurian_core::findings::{history, trailer::PARSER_STAMP};
 use theurian_core::review::similar;
 use theurian_core::store::lock::{acquire, WRITE_LOCK_WAIT};
-use theurian_core::store::{pipeline, provenance};
+use theurian_core::store::provenance;
 use theurian_core::CoreError;
 
 /// The current project's root, which must already hold `.theurian/` (registration and an
@@ -50,7 +50,8 @@ pub fn build_store(
         };
         similar::prepare(root, from).await
     };
-    let (path, prepared) = pipeline::runtime()?.block_on(replace_all_then(root, &load, index))?;
+    let (path, prepared) =
+        theurian_core::runtime::current_thread()?.block_on(replace_all_then(root, &load, index))?;
     let similar = prepared.publish()?;
     drop(lock);
     provenance::record(data, root, "findings", STORE_ID).map_err(|e| {

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
 use theurian_core::index::build::{build, gc, BuildOptions};
 use theurian_core::index::pointer::{build_dir, BuildInfo, IndexPointer};
-use theurian_core::store::{pipeline, pointer};
+use theurian_core::store::pointer;
 use theurian_core::{serving_profile, CoreError};
 
 pub fn run(data: &DataDir, cmd: IndexCommand, json_output: bool) -> Result<Value, CoreError> {
@@ -19,7 +19,7 @@ pub fn run(data: &DataDir, cmd: IndexCommand, json_output: bool) -> Result<Value
         } => {
             let visible = serving_profile::load(data)?.visible_names();
             let bar = crate::progress::Bar::new(json_output);
-            pipeline::runtime()?.block_on(build(
+            theurian_core::runtime::current_thread()?.block_on(build(
                 data,
                 &project.root,
                 &project.row.project_id,

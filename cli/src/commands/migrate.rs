@@ -61,7 +61,8 @@ pub fn run(data: &DataDir, cmd: MigrateCommand, json: bool) -> Result<Value, Cor
                 theurian_core::gitcheck::require_committed(&project.root, &set)?;
             }
             let bar = crate::progress::Bar::new(json);
-            pipeline::runtime()?.block_on(pipeline::apply(data, &project, &set, &bar))
+            theurian_core::runtime::current_thread()?
+                .block_on(pipeline::apply(data, &project, &set, &bar))
         }
         MigrateCommand::Status => {
             let project = project(data)?;
@@ -72,12 +73,14 @@ pub fn run(data: &DataDir, cmd: MigrateCommand, json: bool) -> Result<Value, Cor
                     refused.push(id);
                 }
             }
-            pipeline::runtime()?.block_on(pipeline::status(&project, &set, &refused))
+            theurian_core::runtime::current_thread()?
+                .block_on(pipeline::status(&project, &set, &refused))
         }
         MigrateCommand::Validate => {
             let project = project(data)?;
             let set = MigrationSet::load(&project.root)?;
-            pipeline::runtime()?.block_on(pipeline::history_check(&project, &set))?;
+            theurian_core::runtime::current_thread()?
+                .block_on(pipeline::history_check(&project, &set))?;
             let mut out = json!({
                 "valid": true,
                 "migrationCount": set.ordered.len(),

@@ -21,7 +21,7 @@ pub fn run(data: &DataDir, cmd: ProjectCommand) -> Result<Value, CoreError> {
             let repo = gitdir::discover(&start)?;
             let mut report = registry.register(data, &repo, project_id.as_deref())?;
             let id = report["projectId"].as_str().unwrap_or_default().to_owned();
-            let stale = theurian_core::store::pipeline::runtime()?.block_on(
+            let stale = theurian_core::runtime::current_thread()?.block_on(
                 theurian_core::store::pipeline::active_state_built_for_another(&repo.root, &id),
             );
             if stale {

@@ -70,7 +70,7 @@ pub async fn replace_all_then<T>(
         sqlx::query("INSERT INTO findings_metadata (id, findings_schema_version, parser_stamp, built_at) VALUES (1, ?, ?, ?)")
             .bind(SCHEMA_VERSION)
             .bind(PARSER_STAMP)
-            .bind(crate::store::time::now_micros())
+            .bind(crate::time::now_micros())
             .execute(&mut *conn)
             .await?;
         Ok(())

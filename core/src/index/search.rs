@@ -386,7 +386,7 @@ impl<'a> Gate<'a> {
         match self.row(seq) {
             Some(row) => {
                 let v = &row.view;
-                use crate::store::time::parse;
+                use crate::time::parse;
                 crate::knowledge::text::within(
                     moment,
                     parse(&v.valid_from).as_ref(),

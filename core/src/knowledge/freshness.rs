@@ -7,7 +7,7 @@
 use super::read::{self, Anchor, ItemView, ReadError};
 use super::text::age_days;
 use crate::anchor_history::{Drift, History};
-use crate::store::time::parse;
+use crate::time::parse;
 use chrono::{DateTime, FixedOffset};
 use sqlx::sqlite::SqlitePool;
 use sqlx::Row;

@@ -17,7 +17,7 @@
 //! verdicts are one slot per passage group of at most [`VERDICT_BUILDS`] builds.
 
 use super::read::{self, Anchor, ItemView, ReadError};
-use crate::migrate::load::sha256_hex;
+use crate::hash::sha256_hex;
 use sqlx::sqlite::SqlitePool;
 // Keys are item and revision ids read from the database, not caller input.
 use rustc_hash::FxHashMap;
@@ -596,7 +596,7 @@ mod tests {
             rows.iter().map(|(id, r)| ((*id).to_owned(), r.clone())),
             |m| &mut m.items,
         );
-        let runtime = crate::store::pipeline::runtime().expect("runtime");
+        let runtime = crate::runtime::current_thread().expect("runtime");
         let _inside = runtime.enter();
         let pool = SqlitePool::connect_lazy("sqlite::memory:").expect("lazy pool");
         // Group 4 names item one at a revision the database does not hold as current.

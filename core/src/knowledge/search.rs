@@ -12,7 +12,7 @@ use crate::index::choose::{choose, Fallback};
 use crate::index::embed::MODEL;
 use crate::index::open::IndexCache;
 use crate::index::search::{ranked, FoundBy, Request};
-use crate::store::time::parse;
+use crate::time::parse;
 use chrono::{DateTime, FixedOffset};
 use sqlx::sqlite::SqlitePool;
 use std::path::Path;

@@ -121,7 +121,7 @@ pub fn priced_tokens<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::time::parse;
+    use crate::time::parse;
 
     #[test]
     fn excerpts_cut_at_280_code_points_and_mark_the_cut() {

@@ -225,7 +225,7 @@ mod tests {
             "strings": tricky.to_vec(),
         });
         let text = to_yaml(&doc);
-        let back = crate::migrate::yaml::parse(&text).expect("parses");
+        let back = crate::yaml::parse(&text).expect("parses");
         assert_eq!(back, doc, "{text}");
         assert!(text.contains("- op: createItem\n  itemId: a.b\n"), "{text}");
         assert!(text.contains("ADR-0001: Monorepo'"), "{text}");

@@ -46,7 +46,7 @@ pub fn state_hash<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::migrate::load::sha256_hex;
+    use crate::hash::sha256_hex;
 
     #[test]
     fn golden_vector() {

@@ -2,10 +2,10 @@
 //! reference's YAML, validated against `migrations/migration.schema.json`, decoded into the
 //! generated types, domain-checked, and every body it pins read and verified.
 
-use super::yaml;
 use super::{MigrateError, FIX_THE_FILE};
+use crate::hash::sha256_hex;
 use crate::paths::{read_inside, PathFault, MAX_SOURCE_FILE_BYTES};
-use sha2::{Digest, Sha256};
+use crate::yaml;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 use theurian_protocol::migration::{Migration, Operation, SourceAnchor};
@@ -49,10 +49,6 @@ pub struct LoadedMigration {
     pub bodies: Vec<Body>,
 }
 
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    crate::fsutil::hex(&Sha256::digest(bytes))
-}
-
 fn read_fault(rel: &str, fault: &PathFault) -> MigrateError {
     match fault {
         PathFault::Escapes => MigrateError::set(
@@ -68,7 +64,7 @@ fn timestamp(
     field: &str,
     text: &str,
 ) -> Result<chrono::DateTime<chrono::FixedOffset>, MigrateError> {
-    crate::store::time::parse(text).ok_or_else(|| {
+    crate::time::parse(text).ok_or_else(|| {
         let shown: String = text.chars().take(64).collect();
         MigrateError::set(
             format!("{file}: {field} {shown:?} is not a timestamp with a UTC offset."),
@@ -98,7 +94,7 @@ pub fn load_file(root: &Path, rel: &str) -> Result<LoadedMigration, MigrateError
         .map_err(|f| read_fault(rel, &f))?
         .bytes;
     let checksum = sha256_hex(&bytes);
-    let git_blob = crate::gitcheck::blob_id(&bytes).unwrap_or_default();
+    let git_blob = crate::hash::blob_id(&bytes).unwrap_or_default();
     let text = String::from_utf8(bytes)
         .map_err(|_| MigrateError::set(format!("{rel} is not UTF-8 text."), FIX_THE_FILE))?;
     if text.len() > MAX_YAML_BYTES {

@@ -1,7 +1,8 @@
 //! The migration engine's front half: finding, reading, validating and ordering a project's
 //! `.theurian/migrations/*.yaml`, and the state hash that content-addresses the result.
 //!
-//! * [`yaml`]: the reference's YAML dialect, bounded.
+//! * [`crate::yaml`] (a leaf module, shared with config and ingest): the reference's YAML
+//!   dialect, bounded.
 //! * [`load`]: one file → a validated, typed migration with its bodies.
 //! * [`set`]: the whole set: duplicates, dependencies, application order, static guards.
 //! * [`hash`]: the state hash, byte-identical to the reference's.
@@ -10,7 +11,6 @@ pub mod emit;
 pub mod hash;
 pub mod load;
 pub mod set;
-pub mod yaml;
 
 pub use load::{Body, LoadedMigration};
 pub use set::MigrationSet;

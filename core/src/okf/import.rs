@@ -457,12 +457,10 @@ pub fn concept(text: &str) -> Result<(Value, &str), String> {
     };
     let end = c.get(0).map_or(0, |m| m.end());
     let yaml = c.get(1).map_or("", |m| m.as_str());
-    match crate::migrate::yaml::parse_within(yaml, crate::migrate::yaml::FRONT_MATTER) {
+    match crate::yaml::parse_within(yaml, crate::yaml::FRONT_MATTER) {
         Ok(front @ Value::Object(_)) => Ok((front, text.get(end..).unwrap_or(""))),
         Ok(_) => Err("its front matter is not a YAML mapping".into()),
-        Err(crate::migrate::yaml::YamlError(why)) => {
-            Err(format!("its front matter cannot be read: {why}"))
-        }
+        Err(crate::yaml::YamlError(why)) => Err(format!("its front matter cannot be read: {why}")),
     }
 }
 

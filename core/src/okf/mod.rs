@@ -480,7 +480,7 @@ pub fn export(
     target: &Path,
 ) -> Result<Exported, CoreError> {
     let target = resolve_target(target)?;
-    let runtime = crate::store::pipeline::runtime()?;
+    let runtime = crate::runtime::current_thread()?;
     let concepts = runtime
         .block_on(concepts(db, project, visible))
         .map_err(|e| {

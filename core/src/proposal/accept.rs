@@ -152,7 +152,7 @@ pub fn accept(root: &Path, raw_id: &str) -> Result<Value, CoreError> {
             ),
             ("migration file name".into(), plan.migration_name.clone()),
         ];
-        let parsed = crate::migrate::yaml::parse(&String::from_utf8_lossy(&plan.migration_bytes))
+        let parsed = crate::yaml::parse(&String::from_utf8_lossy(&plan.migration_bytes))
             .unwrap_or(Value::Null);
         let mut strings = Vec::new();
         collect_strings(&parsed, &mut strings);
@@ -262,10 +262,9 @@ fn plan(root: &Path, dir: &Path, landed: &MigrationSet) -> Result<Plan, CoreErro
     }
     let text = String::from_utf8(bytes.clone())
         .map_err(|_| fail(format!("{name} is not UTF-8."), "Fix the file."))?;
-    let doc =
-        crate::migrate::yaml::parse(&text).map_err(|crate::migrate::yaml::YamlError(m)| {
-            fail(format!("{name} cannot be read: {m}."), "Fix the file.")
-        })?;
+    let doc = crate::yaml::parse(&text).map_err(|crate::yaml::YamlError(m)| {
+        fail(format!("{name} cannot be read: {m}."), "Fix the file.")
+    })?;
     let doc_id = doc.get("id").and_then(Value::as_str).unwrap_or_default();
     let file_id = name.get(..26).unwrap_or_default();
     let dest = root.join(".theurian/migrations").join(&name);

@@ -8,8 +8,9 @@
 
 use super::files::{body_path, create_dir, extension, proposals_dir, slug, write_new};
 use super::{DraftError, NEXT_STEPS};
+use crate::hash::sha256_hex;
 use crate::migrate::emit::to_yaml;
-use crate::migrate::load::{sha256_hex, MIGRATION_SCHEMA};
+use crate::migrate::load::MIGRATION_SCHEMA;
 use crate::migrate::MigrationSet;
 use crate::schema_order::{order, order_keeping, schema, Trim};
 use crate::store::apply::{replay_item, ItemView};

@@ -7,7 +7,7 @@
 //! bit mask (so ids differing only in case stay distinct on case-insensitive file systems), and
 //! hashes anything else.
 
-use crate::migrate::load::sha256_hex;
+use crate::hash::sha256_hex;
 use std::sync::LazyLock;
 use theurian_protocol::evidence::Kind;
 

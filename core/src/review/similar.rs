@@ -165,7 +165,7 @@ fn finding_id(sha: &str, position: i64) -> String {
 /// Rebuilds the index from the current review and findings stores of the project at `root`
 /// and publishes it. The caller holds the writer lock, so no store changes while it reads.
 pub fn rebuild(root: &Path) -> Result<Rebuilt, CoreError> {
-    let runtime = crate::store::pipeline::runtime()?;
+    let runtime = crate::runtime::current_thread()?;
     runtime
         .block_on(prepare(root, Sources::default()))?
         .publish()

@@ -246,7 +246,7 @@ pub fn build(
     }
     // Still under the writer lock: the index is made from the new store before it is renamed
     // into place, and named right after.
-    let (path, prepared) = crate::store::pipeline::runtime()?.block_on(write(root, &load))?;
+    let (path, prepared) = crate::runtime::current_thread()?.block_on(write(root, &load))?;
     let similar = prepared.publish()?;
     Ok(BuildReport {
         records: load.len(),
@@ -320,7 +320,7 @@ async fn write(
         sqlx::query("INSERT INTO review_search_metadata (id, review_search_schema_version, evidence_format_version, built_at) VALUES (1, ?, ?, ?)")
             .bind(SCHEMA_VERSION)
             .bind(format_version())
-            .bind(crate::store::time::now_micros())
+            .bind(crate::time::now_micros())
             .execute(&mut *conn)
             .await?;
         sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA user_version = {PROJECTION_VERSION}")))

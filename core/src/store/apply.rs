@@ -2,9 +2,9 @@
 //! pending migrations land or none do. Each of the 14 operations follows the reference's
 //! semantics, quirks included where they are observable (see formats.md §2.5).
 
-use super::time::{isoformat, now_iso, parse};
 use crate::migrate::Body;
 use crate::migrate::{LoadedMigration, MigrationSet};
+use crate::time::{isoformat, now_iso, parse};
 
 use super::bulk::{insert, Val};
 use super::moves::{Cause, Move, Tracker};

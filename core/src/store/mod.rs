@@ -16,7 +16,6 @@ pub mod pointer;
 pub mod provenance;
 pub mod schema;
 pub mod swap;
-pub mod time;
 pub mod writable;
 
 pub use apply::{ApplyError, ProjectRow};

@@ -6,9 +6,10 @@
 use super::apply::{self, check_checksums, recorded, ApplyError, ProjectRow};
 use super::lock::{acquire, WRITE_LOCK_WAIT};
 use super::pointer::{self, database_filename, ActiveState};
-use super::{provenance, schema, time};
+use super::{provenance, schema};
 use crate::datadir::DataDir;
 use crate::migrate::MigrationSet;
+use crate::time;
 use crate::CoreError;
 use serde_json::{json, Value};
 use sqlx::{Connection, SqliteConnection};
@@ -150,19 +151,6 @@ async fn move_into_place(
         .map_err(|e| db_error(filling, &e))?;
     conn.close().await.map_err(|e| db_error(filling, &e))?;
     std::fs::rename(filling, path).map_err(|e| CoreError::io("rename", path, &e))
-}
-
-/// A single-threaded runtime for a CLI command that drives the async store once.
-pub fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            CoreError::failure(
-                format!("Could not start the async runtime: {e}."),
-                "Check the system's thread and file limits.",
-            )
-        })
 }
 
 /// The command named in refusals about the state directory.

@@ -7,7 +7,7 @@ use super::project::{open, read_refusal};
 use crate::state::AppState;
 use theurian_core::knowledge::freshness::{check, Ask, Finding, Reason};
 use theurian_core::knowledge::statuses;
-use theurian_core::store::time::parse;
+use theurian_core::time::parse;
 use theurian_protocol::mcp::{
     ContentClassification, FeedbackSignal, FreshnessFinding, KnowledgeCheckFreshnessInput,
     KnowledgeCheckFreshnessResponse, MayContainInstructions, StaleReason, StaleReasonCommitsItem,

@@ -10,7 +10,7 @@ use theurian_core::index::choose::Fallback;
 use theurian_core::index::search::FoundBy;
 use theurian_core::knowledge::search::{budget_prefix, search, Ask, Found, Served, Source};
 use theurian_core::knowledge::text::priced_tokens;
-use theurian_core::store::time::parse;
+use theurian_core::time::parse;
 use theurian_protocol::mcp::{
     Excerpt, KnowledgeSearchInput, KnowledgeSearchResponse, RetrievalMetadata,
     RetrievalMetadataMode, RetrievalMetadataStaleAgainst, RetrievalResult,

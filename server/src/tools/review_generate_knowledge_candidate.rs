@@ -76,7 +76,7 @@ pub(crate) async fn answer(
         .map(str::to_owned)
         .collect();
     let payload = tokio::task::spawn_blocking(move || {
-        let runtime = theurian_core::store::pipeline::runtime()?;
+        let runtime = theurian_core::runtime::current_thread()?;
         let facade = DraftOnly::open(&root, Some(visible))?;
         runtime.block_on(facade.draft_candidate(&store, &request))
     })

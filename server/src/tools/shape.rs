@@ -4,7 +4,7 @@
 use chrono::{DateTime, FixedOffset};
 use theurian_core::knowledge::read::{Anchor, ItemView};
 use theurian_core::knowledge::text::{age_days, excerpt, within};
-use theurian_core::store::time::parse;
+use theurian_core::time::parse;
 use theurian_protocol::mcp::{
     ContentClassification, Freshness, MayContainInstructions, RetrievalResult, SourceAnchor,
     SourceAnchors,

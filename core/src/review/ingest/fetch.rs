@@ -10,7 +10,7 @@
 use super::gh::{Gh, Var};
 use super::refusal::{Grade, IngestRefusal};
 use crate::review::evidence::{Document, Record};
-use crate::store::time::{isoformat, parse};
+use crate::time::{isoformat, parse};
 use serde_json::{Map, Value};
 use std::num::NonZeroU64;
 use theurian_protocol::evidence::{

@@ -72,7 +72,7 @@ pub fn transport_guard() -> Result<(), IngestRefusal> {
     let Ok(text) = String::from_utf8(bytes) else {
         return Ok(());
     };
-    let Ok(doc) = crate::migrate::yaml::parse(&text) else {
+    let Ok(doc) = crate::yaml::parse(&text) else {
         return Ok(());
     };
     match doc.get("http_unix_socket") {

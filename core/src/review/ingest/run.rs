@@ -144,7 +144,7 @@ pub fn ingest(
         entry: entry.clone(),
         project_id: project_id(data, root)?,
         run_id: ulid::Ulid::generate().to_string(),
-        observed_at: crate::store::time::now_iso(),
+        observed_at: crate::time::now_iso(),
     };
     // The allowlist and the transport guard hold for every request, not just the first.
     let recheck = || -> Result<(), IngestRefusal> {

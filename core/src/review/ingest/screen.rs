@@ -2,7 +2,7 @@
 //! redacted first (when the project asks), then the secret scan over what would be written.
 //! A finding names the record, the field, the position and the family, never the text.
 
-use crate::migrate::load::sha256_hex;
+use crate::hash::sha256_hex;
 use crate::review::evidence::{Document, Record};
 use crate::secrets::{scan, Policy};
 use theurian_protocol::evidence::Participant;
