@@ -9,8 +9,8 @@
 use crate::datadir::DataDir;
 use crate::index::open::IndexCache;
 use crate::index::status::{status as index_status, IndexStatus};
-use crate::knowledge::read::{self, ReadError};
 use crate::migrate::MigrationSet;
+use crate::model::read::{self, ReadError};
 use crate::store::provenance;
 use crate::store::swap::served_path;
 use sqlx::sqlite::SqlitePool;

@@ -49,9 +49,9 @@ pub struct Shared {
     /// When the daemon started (RFC 3339, UTC).
     pub started_at: String,
     /// Read-only pools on the state databases.
-    pub pools: theurian_core::knowledge::pool::ReadPools,
+    pub pools: theurian_core::model::pool::ReadPools,
     /// Canonical rows the retrieval gate and result shaping have read, per state database.
-    pub memo: theurian_core::knowledge::memo::StateMemo,
+    pub memo: theurian_core::model::memo::StateMemo,
     /// Requests seen, for the idle memory trim.
     pub activity: crate::memory::Activity,
     /// Opened index builds.

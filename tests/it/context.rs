@@ -9,7 +9,7 @@ use crate::migrate_apply::Repo;
 use crate::ranked::daemon_for;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use theurian_core::knowledge::text::priced_tokens;
+use theurian_core::model::text::priced_tokens;
 use theurian_protocol::tools::ToolId;
 
 const WORDS: &[&str] = &[

@@ -264,8 +264,9 @@ fn a_plain_copy_of_the_fixture_applies_to_the_recorded_state() {
 #[test]
 fn every_revision_is_cut_into_the_passages_the_reference_cut() {
     use sha2::Digest;
-    use theurian_core::index::chunk::{chunk, served_text};
+    use theurian_core::index::chunk::chunk;
     use theurian_core::migrate::MigrationSet;
+    use theurian_core::model::text::served_text;
     use theurian_protocol::migration::Operation;
     let record = recorded_record();
     let expected = record["chunks"].as_object().expect("chunks");

@@ -90,7 +90,7 @@ async fn new_states_one_after_another_keep_what_is_held_open_bounded() {
     let daemon = Daemon::over(repo.data.path(), ToolNames::Dotted).await;
     let client = daemon.typed().await;
     let root = repo.dir.path();
-    let states = theurian_core::knowledge::pool::MAX_POOLS + 4;
+    let states = theurian_core::model::pool::MAX_POOLS + 4;
     let mut last = item_count(&status(&client, PROJECT).await);
     for n in 0..states {
         let body = root.join("body.md");
@@ -118,7 +118,7 @@ async fn new_states_one_after_another_keep_what_is_held_open_bounded() {
         assert_eq!(now, last + 1, "state {n} is the one served");
         last = now;
     }
-    assert!(daemon.state.pools.held() <= theurian_core::knowledge::pool::MAX_POOLS_PER_DIRECTORY);
+    assert!(daemon.state.pools.held() <= theurian_core::model::pool::MAX_POOLS_PER_DIRECTORY);
     daemon.shutdown().await;
 }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 use theurian_core::corpus;
 use theurian_core::datadir::DataDir;
 use theurian_core::migrate::MigrationSet;
-use theurian_core::store::pipeline::{self, Project};
+use theurian_core::pipeline::{self, Project};
 use theurian_core::CoreError;
 
 fn scratch() -> Result<tempfile::TempDir, CoreError> {

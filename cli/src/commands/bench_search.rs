@@ -15,10 +15,10 @@ use theurian_core::index::build::{build, BuildOptions};
 use theurian_core::index::open::OpenIndex;
 use theurian_core::index::pointer::{build_dir, BuildInfo, IndexPointer, FORMAT_VERSION};
 use theurian_core::index::search::{ranked, Request};
-use theurian_core::knowledge::{read, APPROVED_ONLY};
 use theurian_core::migrate::MigrationSet;
+use theurian_core::model::{read, APPROVED_ONLY};
+use theurian_core::pipeline::{self, Project};
 use theurian_core::registry::Registry;
-use theurian_core::store::pipeline::{self, Project};
 use theurian_core::{CoreError, Exit};
 use theurian_server::ToolNames;
 
@@ -390,7 +390,7 @@ pub fn run(
         .map_err(|e| fail("open the index", e))?;
     let active = theurian_core::store::pointer::read(&root.join(".theurian/state"))?
         .ok_or_else(|| fail("find the state", "no pointer"))?;
-    let pool = theurian_core::knowledge::pool::ReadPools::default()
+    let pool = theurian_core::model::pool::ReadPools::default()
         .get(&root.join(".theurian/state").join(&active.database_filename));
     let servable = runtime
         .block_on(read::servable(&pool, "bench", APPROVED_ONLY, VISIBLE))
@@ -417,7 +417,7 @@ pub fn run(
     // Known-item relevance and in-process latency, over the same queries.
     let (mut hit1, mut hit10, mut reciprocal) = (0usize, 0usize, 0f64);
     let mut in_process = Vec::new();
-    let memo = theurian_core::knowledge::memo::StateMemo::default();
+    let memo = theurian_core::model::memo::StateMemo::default();
     let database = root.join(".theurian/state").join(&active.database_filename);
     // As many hits as `knowledge.search` makes when the caller leaves `limit` out.
     let limit = serde_json::from_value::<theurian_protocol::mcp::KnowledgeSearchInput>(

@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 use theurian_core::datadir::DataDir;
 use theurian_core::index::build::{build, gc, BuildOptions};
 use theurian_core::migrate::MigrationSet;
+use theurian_core::pipeline::{self, Project};
 use theurian_core::progress::SILENT;
 use theurian_core::proposal::accept::accept;
 use theurian_core::proposal::draft::{ContentRequest, DraftOnly, Evidence, AUTHORED_HERE};
 use theurian_core::registry::Registry;
-use theurian_core::store::pipeline::{self, Project};
 use theurian_core::{gitdir, serving_profile, CoreError};
 
 /// The id the project is moved to and back from in the re-registration step.

@@ -13,8 +13,8 @@ use theurian_core::datadir::DataDir;
 use theurian_core::gitdir::Repo;
 use theurian_core::index::build::{build, BuildOptions};
 use theurian_core::migrate::MigrationSet;
+use theurian_core::pipeline::{self, Project};
 use theurian_core::registry::Registry;
-use theurian_core::store::pipeline::{self, Project};
 use theurian_core::{corpus, CoreError};
 
 fn fail(what: &str, e: impl std::fmt::Display) -> CoreError {

@@ -6,8 +6,8 @@ use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
 use theurian_core::migrate::MigrationSet;
 use theurian_core::paths::{resolve_inside, PathFault};
+use theurian_core::pipeline::{self, Project};
 use theurian_core::registry::{derive_id, Registry};
-use theurian_core::store::pipeline::{self, Project};
 use theurian_core::{gitdir, CoreError};
 
 /// The repository containing the current directory, with `.theurian` checked to stay inside.

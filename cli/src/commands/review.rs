@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use theurian_core::datadir::DataDir;
 use theurian_core::progress::Progress;
+use theurian_core::review::build::build;
 use theurian_core::review::ingest::run::{ingest, Options, Outcome};
-use theurian_core::review::store::{build, STORE_ID};
+use theurian_core::review::store::STORE_ID;
 use theurian_core::store::provenance;
 use theurian_core::CoreError;
 

@@ -4,7 +4,7 @@
 
 use super::history::Load;
 use super::trailer::PARSER_STAMP;
-use crate::knowledge::text::cut;
+use crate::model::text::cut;
 use crate::store::bulk::{insert, Val};
 use crate::store::swap::rebuild_then;
 use crate::CoreError;

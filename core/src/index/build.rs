@@ -3,15 +3,16 @@
 //! `active-index.json`. A build is written under a `.building` name and renamed only when
 //! complete, so readers never open half an index, and a crash leaves the previous build serving.
 
-use super::chunk::{chunk, served_text};
+use super::chunk::chunk;
 use super::embed::{Embedder, DIMENSION, MODEL};
 use super::fields::{register, schema};
 use super::pointer::{self, BuildInfo, IndexPointer, FORMAT_VERSION};
 use crate::datadir::DataDir;
 use crate::fsutil::write_atomic;
 use crate::hash::sha256_hex;
-use crate::knowledge::read;
-use crate::knowledge::{APPROVED_ONLY, SURFACEABLE};
+use crate::model::read;
+use crate::model::text::served_text;
+use crate::model::{APPROVED_ONLY, SURFACEABLE};
 use crate::store::lock::{acquire, WRITE_LOCK_WAIT};
 use crate::store::{pointer as state_pointer, provenance};
 use crate::time;
@@ -338,7 +339,7 @@ pub async fn build(
         ));
     }
     let database = state_dir.join(&active.database_filename);
-    let pool = crate::knowledge::pool::ReadPools::default().get(&database);
+    let pool = crate::model::pool::ReadPools::default().get(&database);
     let statuses = if options.include_unapproved {
         SURFACEABLE
     } else {

@@ -30,11 +30,6 @@ fn len(s: &str) -> usize {
     s.chars().count()
 }
 
-/// The served text of a revision.
-pub fn served_text(title: &str, body: &str) -> String {
-    format!("{title}\n\n{body}")
-}
-
 fn sections(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut starts: Vec<(usize, String)> = HEADING
@@ -184,7 +179,7 @@ mod tests {
 
     #[test]
     fn a_short_title_folds_into_the_first_section() {
-        let chunks = chunk(&served_text(
+        let chunks = chunk(&crate::model::text::served_text(
             "Retry policy",
             "# Retry policy\n\nRetry idempotent calls up to 3 times.\n",
         ));

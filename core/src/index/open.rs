@@ -50,7 +50,7 @@ pub struct OpenIndex {
     pub terms: super::terms::TermCache,
     /// Each passage's gate group: a run of consecutive passages with the same item id,
     /// revision and served digest (an item's passages, in a well-formed table). The gate judges
-    /// a group once per database state ([`crate::knowledge::memo`] keeps the verdicts), where
+    /// a group once per database state ([`crate::model::memo`] keeps the verdicts), where
     /// reading every candidate's labels from the mapped table was a cache miss or two per
     /// passage and the largest cost after ranking itself.
     gate_group: Vec<u32>,
@@ -570,12 +570,12 @@ mod tests {
 
     /// A build of a few items without embeddings, in `dir`.
     fn small_build(dir: &Path) {
-        let item = |i: usize| crate::knowledge::read::ItemView {
+        let item = |i: usize| crate::model::read::ItemView {
             title: format!("Item {i}"),
             body: format!(
                 "# Item {i}\n\nRetry budget {i} for gateway-{i}.\n\nTokens rotate daily.\n"
             ),
-            ..crate::knowledge::read::ItemView::sample(&format!("arch.item-{i}"), &format!("r{i}"))
+            ..crate::model::read::ItemView::sample(&format!("arch.item-{i}"), &format!("r{i}"))
         };
         let items: Vec<_> = (0..5).map(item).collect();
         let options = crate::index::build::BuildOptions {

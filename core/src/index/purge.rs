@@ -62,7 +62,7 @@ pub async fn purge(
         return report("index-unusable");
     }
     // Final state of each affected item, and every revision it has.
-    let pool = crate::knowledge::pool::ReadPools::default().get(database);
+    let pool = crate::model::pool::ReadPools::default().get(database);
     let ids = serde_json::to_string(affected).unwrap_or_else(|_| "[]".into());
     let items = sqlx::query("SELECT item_id, status, sensitivity, current_revision_id FROM knowledge_items WHERE project_id = ? AND item_id IN (SELECT value FROM json_each(?))")
         .bind(project_id)

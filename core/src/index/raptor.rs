@@ -8,7 +8,7 @@
 use super::chunk::sentences;
 use super::fields::{register, schema};
 use crate::hash::sha256_hex;
-use crate::knowledge::text::{estimate_tokens, excerpt};
+use crate::model::text::{estimate_tokens, excerpt};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

@@ -14,8 +14,8 @@ use super::embed::{cosine, embed, DIMENSION};
 use super::fields::word_analyzer;
 use super::open::OpenIndex;
 use super::phrases::{Segment, Substring, WordPhrase};
-use crate::knowledge::memo::{GateRow, Judging, StateMemo};
-use crate::knowledge::read::{ItemView, ReadError};
+use crate::model::memo::{GateRow, Judging, StateMemo};
+use crate::model::read::{ItemView, ReadError};
 use sqlx::sqlite::SqlitePool;
 // Keys are ids from our own index and database, never caller input: a fast hash is safe here.
 use aho_corasick::AhoCorasick;
@@ -387,7 +387,7 @@ impl<'a> Gate<'a> {
             Some(row) => {
                 let v = &row.view;
                 use crate::time::parse;
-                crate::knowledge::text::within(
+                crate::model::text::within(
                     moment,
                     parse(&v.valid_from).as_ref(),
                     v.valid_to.as_deref().and_then(parse).as_ref(),

@@ -8,7 +8,7 @@
 //! above the ceiling), and one it could read only in the older is `withdrawn` — whatever hid it,
 //! so a change of label above the ceiling is never disclosed.
 
-use super::read::ReadError;
+use crate::model::read::ReadError;
 use generated_ops::items_touched;
 use sqlx::sqlite::SqlitePool;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -93,7 +93,7 @@ pub async fn changes(
                 // Held before but retired (not above the ceiling): brought back.
                 let retired = old.is_some_and(|o| {
                     scope.visible.contains(&o.sensitivity)
-                        && !super::SURFACEABLE.contains(&o.status)
+                        && !crate::model::SURFACEABLE.contains(&o.status)
                 });
                 if retired {
                     Kind::Restored

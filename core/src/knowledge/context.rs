@@ -8,9 +8,9 @@
 //! when not even its first sentence fits, and packing goes on with the next. The same task,
 //! paths and state give the same pack.
 
-use super::read::{self, End, ItemView, ReadError};
 use super::scope::covers;
 use super::search::{search, Ask as SearchAsk, Served, Source};
+use crate::model::read::{self, End, ItemView, ReadError};
 use std::collections::BTreeMap;
 
 /// Search hits considered for a pack.
@@ -49,7 +49,7 @@ pub async fn candidates(
     source: &Source<'_>,
     ask: &Ask<'_>,
 ) -> Result<(Vec<Candidate>, Served), ReadError> {
-    let statuses = super::statuses(ask.include_unapproved);
+    let statuses = crate::model::statuses(ask.include_unapproved);
     let mut chosen = Chosen::default();
 
     // Scope first: items covering more of the given files ahead, then by id.

@@ -4,9 +4,9 @@
 //! describe code that is no longer there). Each finding carries its evidence and what would
 //! refresh it. Only items the caller may read are checked, so nothing else is counted.
 
-use super::read::{self, Anchor, ItemView, ReadError};
-use super::text::age_days;
 use crate::anchor_history::{Drift, History};
+use crate::model::read::{self, Anchor, ItemView, ReadError};
+use crate::model::text::age_days;
 use crate::time::parse;
 use chrono::{DateTime, FixedOffset};
 use sqlx::sqlite::SqlitePool;

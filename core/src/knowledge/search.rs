@@ -4,14 +4,14 @@
 //! token budget. The daemon's handlers only clamp their inputs and shape the wire answer, so a
 //! second tool that searches gets the same ranking, fallback and staleness without copying them.
 
-use super::memo::StateMemo;
-use super::read::{self, ItemView, ReadError};
-use super::text::{excerpt, within};
 use crate::datadir::DataDir;
 use crate::index::choose::{choose, Fallback};
 use crate::index::embed::MODEL;
 use crate::index::open::IndexCache;
 use crate::index::search::{ranked, FoundBy, Request};
+use crate::model::memo::StateMemo;
+use crate::model::read::{self, ItemView, ReadError};
+use crate::model::text::{excerpt, within};
 use crate::time::parse;
 use chrono::{DateTime, FixedOffset};
 use sqlx::sqlite::SqlitePool;
@@ -68,7 +68,7 @@ pub enum Served {
 /// A hit's item: the memo's row on the ranked path (shared, not copied; its anchors are in
 /// [`Found::anchors`]), or the row the unranked scan read.
 pub enum FoundItem {
-    Shared(std::sync::Arc<crate::knowledge::memo::GateRow>),
+    Shared(std::sync::Arc<crate::model::memo::GateRow>),
     Read(Box<ItemView>),
 }
 
@@ -84,7 +84,7 @@ impl FoundItem {
 /// One hit: the item, its anchors, and what the ranking adds to it.
 pub struct Found {
     pub item: FoundItem,
-    pub anchors: std::sync::Arc<Vec<super::read::Anchor>>,
+    pub anchors: std::sync::Arc<Vec<crate::model::read::Anchor>>,
     /// The ranked passage's excerpt; the unranked scan has none (the body's is used).
     pub excerpt: Option<String>,
     pub fused_score: Option<f64>,
@@ -145,7 +145,7 @@ pub async fn search(source: &Source<'_>, ask: &Ask<'_>) -> Result<Outcome, ReadE
         source.pool,
         source.project,
         &needle,
-        super::statuses(ask.include_unapproved),
+        crate::model::statuses(ask.include_unapproved),
         source.visible,
         ask.limit,
         |v| ask.valid_at.as_ref().is_none_or(|m| valid_at(v, m)),
@@ -177,7 +177,7 @@ async fn ranked_hits(
     let request = Request {
         project: source.project,
         query: ask.query,
-        statuses: super::statuses(ask.include_unapproved),
+        statuses: crate::model::statuses(ask.include_unapproved),
         visible: source.visible,
         use_dense: ask.use_dense && (recorded.is_empty() || recorded == MODEL),
         memo: source.memo,

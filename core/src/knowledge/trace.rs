@@ -3,7 +3,7 @@
 //! is absent from every query, so it is neither returned nor passed through, and no edge to it
 //! is seen. A trace therefore shows the same graph whether a withheld item exists or not.
 
-use super::read::{self, Edge, End, ItemView, ReadError};
+use crate::model::read::{self, Edge, End, ItemView, ReadError};
 use sqlx::sqlite::SqlitePool;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -42,7 +42,7 @@ struct Concept {
     labels: Vec<String>,
     created_at: String,
     valid_to: Option<String>,
-    anchors: Vec<crate::knowledge::read::Anchor>,
+    anchors: Vec<crate::model::read::Anchor>,
     /// `(type, target, note)`, seen from this item, both ends exported.
     relations: Vec<(String, String, Option<String>)>,
 }
@@ -415,7 +415,7 @@ async fn concepts(db: &Path, project: &str, visible: &[&str]) -> Result<Vec<Conc
         });
     }
     let revisions: Vec<&str> = out.iter().map(|c| c.revision_id.as_str()).collect();
-    let mut anchors = crate::knowledge::read::anchors_for(&pool, project, &revisions)
+    let mut anchors = crate::model::read::anchors_for(&pool, project, &revisions)
         .await
         .map_err(|e| sqlx::Error::Protocol(format!("{e:?}")))?;
     let exported: BTreeSet<String> = out.iter().map(|c| c.item_id.clone()).collect();

@@ -155,7 +155,7 @@ pub fn accept(root: &Path, raw_id: &str) -> Result<Value, CoreError> {
         let parsed = crate::yaml::parse(&String::from_utf8_lossy(&plan.migration_bytes))
             .unwrap_or(Value::Null);
         let mut strings = Vec::new();
-        collect_strings(&parsed, &mut strings);
+        super::draft::collect_strings(&parsed, &mut strings);
         texts.push((
             format!("{} (parsed)", plan.migration_name),
             strings.join("\n"),
@@ -381,19 +381,6 @@ fn already_or_unfinished(dir: &Path, landed: &MigrationSet) -> CoreError {
     }
 }
 
-/// Every string (and object key) inside `v`, so a secret split by escapes reassembles.
-pub(crate) fn collect_strings(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
-        Value::Object(m) => m.iter().for_each(|(k, x)| {
-            out.push(k.clone());
-            collect_strings(x, out)
-        }),
-        _ => {}
-    }
-}
-
 /// Whether a generated body file (`<leaf>.<ULID>.<ext>`) remains anywhere under `dir`.
 fn has_staged_body(dir: &Path) -> bool {
     static BODY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
@@ -523,7 +510,7 @@ fn rehearse(
                 if rank(&a.sensitivity) < rank(&b.sensitivity) {
                     return Err(fail(format!("The proposal lowers {item}'s sensitivity from {} to {}.", b.sensitivity, a.sensitivity), "Lowering a sensitivity is a deliberate act: hand-write a `changeSensitivity` migration."));
                 }
-                let surf = |s: &str| crate::knowledge::SURFACEABLE.contains(&s);
+                let surf = |s: &str| crate::model::SURFACEABLE.contains(&s);
                 if !surf(&b.status) && surf(&a.status) {
                     return Err(fail(format!("The proposal brings the withdrawn item {item} back into the served knowledge."), "Restoring an item is a deliberate act: hand-write a `restoreItem` migration."));
                 }

@@ -347,7 +347,7 @@ impl DraftOnly {
             _ => {}
         }
         if let Some(view) = &current {
-            if !crate::knowledge::SURFACEABLE.contains(&view.status.as_str()) {
+            if !crate::model::SURFACEABLE.contains(&view.status.as_str()) {
                 return Err(DraftError::refused(
                     format!("{} is {} and withdrawn from the served knowledge; a content change cannot bring it back.", item_id.as_str(), view.status),
                     "Restoring an item is a deliberate act: hand-write a `restoreItem` migration and have it reviewed.",
@@ -701,7 +701,7 @@ impl DraftOnly {
         local: bool,
     ) -> Result<MigrationDraft, DraftError> {
         let mut texts = Vec::new();
-        super::accept::collect_strings(&Value::Object(document.clone()), &mut texts);
+        collect_strings(&Value::Object(document.clone()), &mut texts);
         let document_text = texts.join("\n");
         screen_secrets(
             self.root(),
@@ -792,5 +792,17 @@ impl DraftOnly {
             migration_file,
             operations: kinds,
         })
+    }
+}
+/// Every string (and object key) inside `v`, so a secret split by escapes reassembles.
+pub(crate) fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(m) => m.iter().for_each(|(k, x)| {
+            out.push(k.clone());
+            collect_strings(x, out)
+        }),
+        _ => {}
     }
 }

@@ -14,6 +14,7 @@
 //! * [`write`]: landing documents where they belong, never through a symlink.
 //! * [`ingest`]: `theurian review ingest` through the GitHub CLI.
 
+pub mod build;
 pub mod corpus;
 pub mod decisions;
 pub mod evidence;

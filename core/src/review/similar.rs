@@ -20,7 +20,7 @@ use super::decisions::Found;
 use crate::index::build::{write_build, BuildOptions, Stamp};
 use crate::index::open::{IndexCache, OpenIndex};
 use crate::index::search::{self, dense, fuse, ranking, Ranked, SearchError, RRF_K};
-use crate::knowledge::read::ItemView;
+use crate::model::read::ItemView;
 use crate::CoreError;
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
@@ -428,7 +428,7 @@ async fn find_once(
     let boosted = boost(&idx, fused, &paths, situation.file_path);
     for (seq, score, bits, path_boosted) in boosted.into_iter().take(situation.limit) {
         let p = idx.passage(seq);
-        let excerpt = crate::knowledge::text::excerpt(&p.text());
+        let excerpt = crate::model::text::excerpt(&p.text());
         let id = p.item_id();
         let base = Similar {
             kind: THREAD,
@@ -626,10 +626,7 @@ async fn thread_rows(
                     key: format!("r:{rel}"),
                     kind: super::decisions::stored_kind(&kind)?,
                     decided_at: r.try_get(8)?,
-                    text: crate::knowledge::text::cut(
-                        r.try_get(9)?,
-                        super::decisions::MAX_TEXT_CHARS,
-                    ),
+                    text: crate::model::text::cut(r.try_get(9)?, super::decisions::MAX_TEXT_CHARS),
                     category: r.try_get(10)?,
                     severity: None,
                     reviewer: None,
@@ -680,7 +677,7 @@ async fn finding(
             key: format!("f:{key}"),
             kind: DecisionKind::Finding,
             decided_at: r.try_get(2)?,
-            text: crate::knowledge::text::cut(r.try_get(3)?, super::decisions::MAX_TEXT_CHARS),
+            text: crate::model::text::cut(r.try_get(3)?, super::decisions::MAX_TEXT_CHARS),
             category: None,
             severity: Some(severity.clone()),
             reviewer: r.try_get(1)?,

@@ -3,7 +3,7 @@
 //! time then by evidence file, so a page boundary is a fixed position, not a count.
 
 use super::store::{in_utc, open};
-use crate::knowledge::text::{cut, EXCERPT_CHARS};
+use crate::model::text::{cut, EXCERPT_CHARS};
 use crate::store::swap::Unavailable;
 use sqlx::Row;
 use std::path::Path;

@@ -389,7 +389,7 @@ impl Mirror {
         let surfaceable = self
             .items
             .values()
-            .filter(|i| crate::knowledge::SURFACEABLE.contains(&i.status.as_str()))
+            .filter(|i| crate::model::SURFACEABLE.contains(&i.status.as_str()))
             .count() as i64;
         let revisions: Vec<Vec<Val>> = self.revisions.into_iter().map(|r| r.values).collect();
         insert(conn, "knowledge_revisions", REVISION_COLUMNS, revisions).await?;
@@ -734,7 +734,7 @@ pub fn replay_items(
 /// JSON text as Python's `json.dumps` writes a list of strings (", " between items); the one
 /// spacing formatter the token pricing already uses.
 fn json_list(items: &[String]) -> String {
-    crate::knowledge::text::priced_json(&serde_json::json!(items))
+    crate::model::text::priced_json(&serde_json::json!(items))
 }
 
 fn opt(s: Option<impl ToString>) -> Val {

@@ -49,7 +49,7 @@ impl Move {
 }
 
 fn surfaceable(status: &str) -> bool {
-    crate::knowledge::SURFACEABLE.contains(&status)
+    crate::model::SURFACEABLE.contains(&status)
 }
 
 /// A level's place in the schema's order, least sensitive first.

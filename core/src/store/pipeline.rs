@@ -156,18 +156,30 @@ async fn move_into_place(
 /// The command named in refusals about the state directory.
 const APPLY: &str = "theurian migrate apply";
 
-/// `migrate apply`.
-pub async fn apply(
+/// A state `migrate apply` built and published, with the project's write lock still held so
+/// what is derived from it (the index purge, in [`crate::pipeline`]) follows under the same
+/// lock.
+pub struct StateApplied {
+    /// The published database.
+    pub database: PathBuf,
+    pub created: bool,
+    pub report: apply::ApplyReport,
+    pub lock: super::lock::WriteLock,
+}
+
+/// The canonical half of `migrate apply`: builds (or updates) the state database for `set`,
+/// records it and publishes it; the caller finishes under the returned lock.
+pub async fn apply_state(
     data: &DataDir,
     project: &Project,
     set: &MigrationSet,
     progress: &dyn crate::progress::Progress,
-) -> Result<Value, CoreError> {
+) -> Result<StateApplied, CoreError> {
     super::writable::inside_project(&project.root, APPLY)?;
     history_check(project, set).await?;
     let state_dir = project.state_dir();
     super::writable::preflight(&state_dir, APPLY)?;
-    let _lock = acquire(&project.runtime_dir(), WRITE_LOCK_WAIT)?;
+    let lock = acquire(&project.runtime_dir(), WRITE_LOCK_WAIT)?;
     let db_error = |path: &Path, e: &sqlx::Error| {
         super::writable::explain_sqlx(e, &state_dir, APPLY, || db_error(path, e))
     };
@@ -262,24 +274,12 @@ pub async fn apply(
         },
     )
     .map_err(|e| super::writable::explain(&state_dir, APPLY, e))?;
-    let index_purge = crate::index::purge::purge(
-        data,
-        &project.root,
-        &project.row.project_id,
-        &path,
-        &report.affected_items,
-    )
-    .await;
-    Ok(json!({
-        "stateHash": set.state_hash,
-        "databaseCreated": created,
-        "applied": report.applied,
-        "skipped": report.skipped,
-        "operationsApplied": report.operations_applied,
-        "changed": !report.applied.is_empty(),
-        "permissiveMoves": report.moves.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
-        "indexPurge": index_purge,
-    }))
+    Ok(StateApplied {
+        database: path,
+        created,
+        report,
+        lock,
+    })
 }
 
 /// `migrate status`. `refused` lists migrations a static guard would refuse (reported, not

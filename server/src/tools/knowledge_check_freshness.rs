@@ -6,7 +6,7 @@ use super::knowledge_search::as_of_refusal;
 use super::project::{open, read_refusal};
 use crate::state::AppState;
 use theurian_core::knowledge::freshness::{check, Ask, Finding, Reason};
-use theurian_core::knowledge::statuses;
+use theurian_core::model::statuses;
 use theurian_core::time::parse;
 use theurian_protocol::mcp::{
     ContentClassification, FeedbackSignal, FreshnessFinding, KnowledgeCheckFreshnessInput,

@@ -4,7 +4,7 @@
 use super::project::{open, read_refusal};
 use super::shape::result;
 use crate::state::AppState;
-use theurian_core::knowledge::{read, statuses, INTEGRITY_REMEDY};
+use theurian_core::model::{read, statuses, INTEGRITY_REMEDY};
 use theurian_protocol::mcp::{KnowledgeGetInput, KnowledgeGetResponse, RefusalMetaCode, Relation};
 use theurian_protocol::Refusal;
 

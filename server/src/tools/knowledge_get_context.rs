@@ -6,7 +6,7 @@ use super::project::{open, read_refusal};
 use crate::state::AppState;
 use theurian_core::knowledge::context::{candidates, pack, Ask, Candidate, Why};
 use theurian_core::knowledge::search::{Served, Source};
-use theurian_core::knowledge::text::priced_tokens;
+use theurian_core::model::text::priced_tokens;
 use theurian_protocol::mcp::{
     ContentClassification, ContextItem, InclusionReason, InclusionReasonKind,
     KnowledgeGetContextInput, KnowledgeGetContextResponse, MayContainInstructions,

@@ -5,7 +5,7 @@
 use super::project::{open, read_refusal};
 use crate::state::AppState;
 use theurian_core::knowledge::changes::{changes, Change, Kind, Scope};
-use theurian_core::knowledge::statuses;
+use theurian_core::model::statuses;
 use theurian_protocol::mcp::{
     ContentClassification, ItemChange, ItemChangeChange, KnowledgeListChangesInput,
     KnowledgeListChangesResponse, MayContainInstructions, RefusalMetaCode,

@@ -9,7 +9,7 @@ use crate::state::AppState;
 use theurian_core::index::choose::Fallback;
 use theurian_core::index::search::FoundBy;
 use theurian_core::knowledge::search::{budget_prefix, search, Ask, Found, Served, Source};
-use theurian_core::knowledge::text::priced_tokens;
+use theurian_core::model::text::priced_tokens;
 use theurian_core::time::parse;
 use theurian_protocol::mcp::{
     Excerpt, KnowledgeSearchInput, KnowledgeSearchResponse, RetrievalMetadata,

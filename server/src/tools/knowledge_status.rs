@@ -5,7 +5,7 @@
 use super::project::{open, read_refusal};
 use crate::state::AppState;
 use std::num::NonZeroU64;
-use theurian_core::knowledge::read;
+use theurian_core::model::read;
 use theurian_protocol::mcp::{
     KnowledgeStatusInput, KnowledgeStatusResponse, KnowledgeStatusResponseItemsByStatus,
 };

@@ -7,7 +7,7 @@ use crate::state::AppState;
 use theurian_core::feedback::{
     against_revisions, append, read as read_log, Appended, Record, MAX_REPORTS_PER_SOURCE,
 };
-use theurian_core::knowledge::{read, SURFACEABLE};
+use theurian_core::model::{read, SURFACEABLE};
 use theurian_protocol::mcp::{
     KnowledgeSubmitFeedbackInput, KnowledgeSubmitFeedbackResponse, RefusalMetaCode,
 };

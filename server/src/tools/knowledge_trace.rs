@@ -4,9 +4,9 @@
 
 use super::project::{open, read_refusal};
 use crate::state::AppState;
-use theurian_core::knowledge::read::{Edge, ItemView};
-use theurian_core::knowledge::statuses;
 use theurian_core::knowledge::trace::{trace, Ask, Direction};
+use theurian_core::model::read::{Edge, ItemView};
+use theurian_core::model::statuses;
 use theurian_protocol::mcp::{
     ContentClassification, KnowledgeTraceInput, KnowledgeTraceInputDirection,
     KnowledgeTraceResponse, MayContainInstructions, TraceEdge, TraceNode,

@@ -4,10 +4,10 @@
 
 use crate::state::AppState;
 use sqlx::sqlite::SqlitePool;
-use theurian_core::knowledge::memo::StateMemo;
-use theurian_core::knowledge::read::{self, ReadError};
 use theurian_core::knowledge::resolve::{resolve, Fault, Resolved};
-use theurian_core::knowledge::INTEGRITY_REMEDY;
+use theurian_core::model::memo::StateMemo;
+use theurian_core::model::read::{self, ReadError};
+use theurian_core::model::INTEGRITY_REMEDY;
 use theurian_protocol::mcp::{Integrity, RefusalMetaCode};
 use theurian_protocol::{bounded, refusal_quote, Refusal};
 

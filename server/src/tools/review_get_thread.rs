@@ -4,7 +4,7 @@
 
 use super::review_shared::{check_text, Store};
 use crate::state::AppState;
-use theurian_core::knowledge::text::cut;
+use theurian_core::model::text::cut;
 use theurian_core::review::store::{STORE_FILE, STORE_ID};
 use theurian_core::review::thread::{thread, Fault, Served};
 use theurian_protocol::evidence::Participant as Held;

@@ -2,8 +2,8 @@
 //! request's moment, anchors, and the safety triple every knowledge-bearing object carries.
 
 use chrono::{DateTime, FixedOffset};
-use theurian_core::knowledge::read::{Anchor, ItemView};
-use theurian_core::knowledge::text::{age_days, excerpt, within};
+use theurian_core::model::read::{Anchor, ItemView};
+use theurian_core::model::text::{age_days, excerpt, within};
 use theurian_core::time::parse;
 use theurian_protocol::mcp::{
     ContentClassification, Freshness, MayContainInstructions, RetrievalResult, SourceAnchor,

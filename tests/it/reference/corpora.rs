@@ -54,7 +54,8 @@ async fn state_hashes_match_the_reference_on_both_corpora_and_the_worked_example
 #[test]
 #[ignore = "reference group: reads ../shared, which only CI and the team's machines have; .ci/run runs it"]
 fn the_dogfood_corpus_chunks_into_the_reference_count() {
-    use theurian_core::index::chunk::{chunk, served_text};
+    use theurian_core::index::chunk::chunk;
+    use theurian_core::model::text::served_text;
     use theurian_protocol::migration::Operation;
     let root = shared()
         .join("corpus/theurian-dogfood")

@@ -421,9 +421,8 @@ impl StateMemo {
             unknown.dedup();
             let mut read: HashMap<String, Arc<GateRow>> = HashMap::with_capacity(unknown.len());
             for mut view in read::gate_rows(pool, project, &unknown).await? {
-                let served_sha = sha256_hex(
-                    crate::index::chunk::served_text(&view.title, &view.body).as_bytes(),
-                );
+                let served_sha =
+                    sha256_hex(super::text::served_text(&view.title, &view.body).as_bytes());
                 view.body = String::new();
                 read.insert(view.item_id.clone(), Arc::new(GateRow { view, served_sha }));
             }

@@ -118,6 +118,11 @@ pub fn priced_tokens<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
     estimate_tokens(&priced_json(value))
 }
 
+/// The served text of a revision: what is indexed, hashed and scanned for secrets.
+pub fn served_text(title: &str, body: &str) -> String {
+    format!("{title}\n\n{body}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
