@@ -13,6 +13,7 @@
 //! * [`answer`]: a tool's typed answer, serialised once per form the transport writes.
 //! * [`bundle`]: a schema made self-contained, every file it reaches embedded.
 //! * [`publish`]: the compact, portable form of a tool's schemas that `tools/list` carries.
+//! * [`canonical`]: the sorted, indented JSON every file and digest of ours uses.
 //! * [`local`]: the data directory's layout and the daemon's lock record, which clients read.
 //! * [`seat`]: the validation seat that checks raw arguments before any handler runs.
 
@@ -20,6 +21,7 @@ include!(concat!(env!("OUT_DIR"), "/protocol.rs"));
 
 pub mod answer;
 pub mod bundle;
+pub mod canonical;
 pub mod local;
 pub mod publish;
 mod refusal;

@@ -100,31 +100,7 @@ pub fn create_temporary_beside(
     Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
 }
 
-/// JSON with sorted keys, two-space indent and a final newline: the format of every file and
-/// `--json` answer this tool writes.
-pub fn sorted_json(value: &serde_json::Value) -> String {
-    fn sort(v: &serde_json::Value) -> serde_json::Value {
-        match v {
-            serde_json::Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                serde_json::Value::Object(
-                    keys.into_iter().map(|k| (k.clone(), sort(&m[k]))).collect(),
-                )
-            }
-            serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(sort).collect()),
-            other => other.clone(),
-        }
-    }
-    let mut s = serde_json::to_string_pretty(&sort(value)).unwrap_or_else(|_| "null".into());
-    s.push('\n');
-    s
-}
-
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use theurian_protocol::canonical::{hex, sorted_json};
 
 /// Whether a program called `name` is on `PATH`.
 pub fn on_path(name: &str) -> bool {

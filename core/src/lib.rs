@@ -8,7 +8,6 @@
 pub mod anchor_history;
 pub mod compat;
 pub mod config;
-pub mod contract;
 pub mod corpus;
 pub mod datadir;
 pub mod error;

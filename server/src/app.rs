@@ -17,7 +17,7 @@ async fn health(State(state): State<AppState>) -> Json<serde_json::Value> {
         "status": "ok",
         "version": theurian_core::VERSION,
         "protocolVersion": theurian_protocol::PROTOCOL_VERSION,
-        "contractDigest": theurian_core::contract::digest::published(),
+        "contractDigest": theurian_contract::digest::published(),
         "startedAt": state.started_at,
         "instanceId": state.instance_id,
     }))

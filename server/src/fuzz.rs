@@ -150,7 +150,7 @@ impl Target {
 /// The contract target: the two documents as one stored schema each of two trees (and a tool's
 /// input, so the tool path is walked too), diffed both ways and each against itself.
 fn contract_walk(input: &[u8]) {
-    use theurian_core::contract::{diff_within, SchemaTree};
+    use theurian_contract::{diff_within, SchemaTree};
     // Small enough that one input stays in the milliseconds; the overrun path is walked too.
     const BUDGET: u64 = 5_000;
     let (old, new) = match input.iter().position(|b| *b == 0) {

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use theurian_core::contract::{diff, rules::Verdict, Report, SchemaTree};
+use theurian_contract::{diff, rules::Verdict, Report, SchemaTree};
 
 /// Where a case puts the schema it varies.
 #[derive(Clone, Copy, Debug)]
@@ -941,7 +941,7 @@ fn every_real_schema_mutated_one_keyword_at_a_time_gets_the_tables_verdict() {
     for (file, doc) in original
         .files
         .iter()
-        .filter(|(f, _)| *f != theurian_core::contract::VERSION_FILE)
+        .filter(|(f, _)| *f != theurian_contract::VERSION_FILE)
     {
         let mut places = Vec::new();
         pointers(doc, String::new(), &mut places);
@@ -1192,7 +1192,7 @@ fn diff_reads_revisions_through_git_and_reports_json() {
 /// `tools/list` publishes.
 #[tokio::test]
 async fn the_contract_digest_is_the_same_on_every_surface() {
-    let digest = theurian_core::contract::digest::published();
+    let digest = theurian_contract::digest::published();
     let daemon = crate::support::Daemon::start(theurian_server::ToolNames::Dotted).await;
     let health: Value = reqwest::get(format!("http://127.0.0.1:{}/health", daemon.port))
         .await
@@ -1223,7 +1223,7 @@ fn the_docs_rules_table_is_current() {
     let (_, tail) = rest.split_once(end).expect("end marker");
     let fresh = format!(
         "{head}{begin}{}{end}{tail}",
-        theurian_core::contract::rules::markdown_table()
+        theurian_contract::rules::markdown_table()
     );
     if std::env::var_os("THEURIAN_BLESS").is_some() {
         std::fs::write(&path, &fresh).expect("write");

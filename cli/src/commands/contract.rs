@@ -8,7 +8,8 @@
 use crate::args::ContractCommand;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use theurian_core::contract::{self, check, describe, SchemaTree};
+use theurian_contract::tree::Unreadable;
+use theurian_contract::{self as contract, check, describe, SchemaTree};
 use theurian_core::{CoreError, Exit};
 
 /// Where the released contract is kept, relative to the repository root.
@@ -27,13 +28,23 @@ fn cwd() -> Result<PathBuf, CoreError> {
     std::env::current_dir().map_err(|e| CoreError::io("read", Path::new("."), &e))
 }
 
+/// A side that cannot be read: a usage error (exit 2), or a failure (exit 1) when the file
+/// system failed.
+fn unreadable(e: Unreadable) -> CoreError {
+    if e.io {
+        CoreError::failure(e.message, e.remedy)
+    } else {
+        CoreError::usage(e.message, e.remedy)
+    }
+}
+
 /// A directory when `spec` names one, else a revision of the repository here.
 fn side(spec: &str, repo: &Path) -> Result<SchemaTree, CoreError> {
     let path = Path::new(spec);
     if path.is_dir() {
-        SchemaTree::from_dir(path)
+        SchemaTree::from_dir(path).map_err(unreadable)
     } else {
-        SchemaTree::from_git(repo, spec)
+        SchemaTree::from_git(repo, spec).map_err(unreadable)
     }
 }
 
@@ -92,7 +103,7 @@ fn gate(
     let root = repo_root(repo)?;
     let schemas = root.join("schemas");
     let baseline = match against {
-        Some(rev) => SchemaTree::from_git(&root, rev)?,
+        Some(rev) => SchemaTree::from_git(&root, rev).map_err(unreadable)?,
         None => {
             let released = root.join(RELEASED);
             if !released.is_dir() {
@@ -101,10 +112,10 @@ fn gate(
                     "Record one with `theurian contract baseline` (at a release), or compare with `--against REV`.",
                 ));
             }
-            SchemaTree::from_dir(&released)?
+            SchemaTree::from_dir(&released).map_err(unreadable)?
         }
     };
-    let working = SchemaTree::from_dir(&schemas)?;
+    let working = SchemaTree::from_dir(&schemas).map_err(unreadable)?;
     let changelog_path = root.join("CHANGELOG.md");
     let changelog = std::fs::read_to_string(&changelog_path).unwrap_or_default();
     let outcome = check::check(&baseline, &working, &changelog);
@@ -127,7 +138,7 @@ fn gate(
 
 fn baseline(repo: Option<PathBuf>, json: bool) -> Result<(Value, Exit), CoreError> {
     let root = repo_root(repo)?;
-    let working = SchemaTree::from_dir(&root.join("schemas"))?;
+    let working = SchemaTree::from_dir(&root.join("schemas")).map_err(unreadable)?;
     let released = root.join(RELEASED);
     if released.exists() {
         std::fs::remove_dir_all(&released).map_err(|e| CoreError::io("replace", &released, &e))?;

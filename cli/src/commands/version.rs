@@ -7,7 +7,7 @@ pub fn run() -> Value {
     json!({
         "version": theurian_core::VERSION,
         "protocolVersion": theurian_protocol::PROTOCOL_VERSION,
-        "contractDigest": theurian_core::contract::digest::published(),
+        "contractDigest": theurian_contract::digest::published(),
         "schemaVersion": theurian_core::CANONICAL_SCHEMA_VERSION,
     })
 }

@@ -40,7 +40,7 @@ fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
         protocol_version: theurian_protocol::PROTOCOL_VERSION
             .try_into()
             .map_err(bad)?,
-        contract_digest: theurian_core::contract::digest::published()
+        contract_digest: theurian_contract::digest::published()
             .try_into()
             .map_err(bad)?,
         schema_version: std::num::NonZeroU64::new(theurian_core::CANONICAL_SCHEMA_VERSION)

@@ -5,6 +5,7 @@
 
 use sha2::{Digest, Sha256};
 use std::sync::OnceLock;
+use theurian_protocol::canonical::{hex, sorted_json};
 use theurian_protocol::publish::{self, Detail};
 use theurian_protocol::tools::TOOLS;
 
@@ -32,11 +33,8 @@ fn compute() -> String {
             })
         })
         .collect();
-    let text = crate::fsutil::sorted_json(&serde_json::Value::Array(tools));
-    format!(
-        "sha256:{}",
-        crate::fsutil::hex(&Sha256::digest(text.as_bytes()))
-    )
+    let text = sorted_json(&serde_json::Value::Array(tools));
+    format!("sha256:{}", hex(&Sha256::digest(text.as_bytes())))
 }
 
 #[cfg(test)]

@@ -2,11 +2,42 @@
 //! read from a directory or from a Git revision (through gix, nothing checked out), with the
 //! `$ref` resolution both sides share.
 
-use crate::CoreError;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Why one side of a comparison could not be read: what went wrong, and what to do about it.
+/// (The CLI reports it as a usage error: the side named is not a readable schema tree.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub message: String,
+    pub remedy: String,
+    /// The file system failed (rather than the side being unusable as named).
+    pub io: bool,
+}
+
+impl Unreadable {
+    /// A side that cannot be used, with the cure.
+    pub fn new(message: impl Into<String>, remedy: impl Into<String>) -> Self {
+        Unreadable {
+            message: message.into(),
+            remedy: remedy.into(),
+            io: false,
+        }
+    }
+
+    /// A read of `path` that failed while doing `what`.
+    pub fn io(what: &str, path: &Path, err: &std::io::Error) -> Self {
+        Unreadable {
+            io: true,
+            ..Unreadable::new(
+                format!("Could not {what} {}: {err}.", path.display()),
+                "Check that the path exists and that you may read it, then run the command again.",
+            )
+        }
+    }
+}
 
 /// Schema nodes one side may expand during one comparison. Theurian's own schemas take about a
 /// thousand (`contract diff contract/released schemas`); a tree past this is reported as
@@ -101,14 +132,14 @@ impl SchemaTree {
     pub fn from_texts(
         origin: &str,
         texts: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<SchemaTree, CoreError> {
+    ) -> Result<SchemaTree, Unreadable> {
         let mut tree = SchemaTree {
             origin: origin.to_owned(),
             ..SchemaTree::default()
         };
         for (path, text) in texts {
             let doc: Value = serde_json::from_str(&text).map_err(|e| {
-                CoreError::usage(
+                Unreadable::new(
                     format!(
                         "{origin}: {path} is not valid JSON (line {}, column {}).",
                         e.line(),
@@ -123,7 +154,7 @@ impl SchemaTree {
             tree.files.insert(path, doc);
         }
         if tree.files.is_empty() {
-            return Err(CoreError::usage(
+            return Err(Unreadable::new(
                 format!("{origin} holds no *.json schema files."),
                 "Name a directory laid out like schemas/ (mcp/, migrations/, …) or a revision whose schemas/ holds them.",
             ));
@@ -132,17 +163,17 @@ impl SchemaTree {
     }
 
     /// Every `*.json` file under `dir`, recursively.
-    pub fn from_dir(dir: &Path) -> Result<SchemaTree, CoreError> {
+    pub fn from_dir(dir: &Path) -> Result<SchemaTree, Unreadable> {
         let mut texts = Vec::new();
         collect_dir(dir, dir, &mut texts)?;
         SchemaTree::from_texts(&dir.display().to_string(), texts)
     }
 
     /// Every `*.json` file under `schemas/` at `revision` of the repository at `repo_root`.
-    pub fn from_git(repo_root: &Path, revision: &str) -> Result<SchemaTree, CoreError> {
+    pub fn from_git(repo_root: &Path, revision: &str) -> Result<SchemaTree, Unreadable> {
         let origin = format!("{revision}:schemas");
         let unusable = |what: String| {
-            CoreError::usage(
+            Unreadable::new(
                 what,
                 "Name a directory, or a revision of this repository (a commit, a branch, a tag, HEAD~1).",
             )
@@ -266,14 +297,14 @@ struct Taken {
 }
 
 impl Taken {
-    fn take(&mut self, origin: &str, path: &str, len: u64) -> Result<(), CoreError> {
+    fn take(&mut self, origin: &str, path: &str, len: u64) -> Result<(), Unreadable> {
         let over = |what: String| {
             let lead = if origin.is_empty() {
                 String::new()
             } else {
                 format!("{origin}: ")
             };
-            CoreError::usage(
+            Unreadable::new(
                 format!("{lead}{what}, more than the checker reads."),
                 "Compare a tree of schema files; contract files are small JSON documents.",
             )
@@ -302,7 +333,7 @@ impl Taken {
 /// Every `*.json` regular file under `dir`. Links are skipped, never followed (a link could
 /// lead out of the tree, or back up it), and so is anything that is not a regular file (a FIFO
 /// named `x.json` would block the read forever).
-fn collect_dir(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<(), CoreError> {
+fn collect_dir(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<(), Unreadable> {
     let mut taken = Taken::default();
     collect_dir_at(root, dir, 0, &mut taken, out)
 }
@@ -313,16 +344,16 @@ fn collect_dir_at(
     depth: usize,
     taken: &mut Taken,
     out: &mut Vec<(String, String)>,
-) -> Result<(), CoreError> {
+) -> Result<(), Unreadable> {
     let origin = root.display().to_string();
     if depth > MAX_DIR_DEPTH {
-        return Err(CoreError::usage(
+        return Err(Unreadable::new(
             format!("{origin}: directories nest deeper than {MAX_DIR_DEPTH} levels."),
             "Compare a tree laid out like schemas/.",
         ));
     }
     let entries = std::fs::read_dir(dir).map_err(|e| {
-        CoreError::usage(
+        Unreadable::new(
             format!(
                 "{} cannot be read as a schema directory ({e}).",
                 dir.display()
@@ -336,7 +367,7 @@ fn collect_dir_at(
             found.push((entry.path(), kind));
         }
         if found.len() > MAX_FILES {
-            return Err(CoreError::usage(
+            return Err(Unreadable::new(
                 format!("{origin}: a directory holds more than {MAX_FILES} entries."),
                 "Compare a tree laid out like schemas/.",
             ));
@@ -363,20 +394,20 @@ fn collect_dir_at(
 /// it was listed, after `admit` accepts its size; reads no more than that size.
 fn read_regular(
     path: &Path,
-    admit: impl FnOnce(u64) -> Result<(), CoreError>,
-) -> Result<String, CoreError> {
+    admit: impl FnOnce(u64) -> Result<(), Unreadable>,
+) -> Result<String, Unreadable> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| CoreError::io("read", path, &e))?;
+        .map_err(|e| Unreadable::io("read", path, &e))?;
     let meta = file
         .metadata()
-        .map_err(|e| CoreError::io("read", path, &e))?;
+        .map_err(|e| Unreadable::io("read", path, &e))?;
     if !meta.is_file() {
-        return Err(CoreError::usage(
+        return Err(Unreadable::new(
             format!("{} is not a regular file.", path.display()),
             "Schema trees hold regular JSON files only.",
         ));
@@ -385,9 +416,9 @@ fn read_regular(
     let mut bytes = Vec::new();
     file.take(meta.len())
         .read_to_end(&mut bytes)
-        .map_err(|e| CoreError::io("read", path, &e))?;
+        .map_err(|e| Unreadable::io("read", path, &e))?;
     String::from_utf8(bytes).map_err(|_| {
-        CoreError::usage(
+        Unreadable::new(
             format!("{} is not UTF-8.", path.display()),
             "Schema files are UTF-8 JSON.",
         )
