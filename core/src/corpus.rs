@@ -84,27 +84,7 @@ const KINDS: &[&str] = &[
     "convention",
 ];
 
-/// A small deterministic PRNG (xorshift64), so generated corpora and mutation tests repeat.
-pub struct Rng(pub u64);
-impl Rng {
-    /// The next value.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[(self.next_u64() % from.len() as u64) as usize]
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % (hi - lo + 1)
-    }
-    /// A value in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-}
+pub use theurian_base::rng::Rng;
 
 const SYLLABLES: &[&str] = &[
     "ka", "lo", "ri", "ven", "tor", "mi", "sal", "dre", "qua", "zen", "bel", "nor", "thi", "pra",

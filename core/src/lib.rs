@@ -7,43 +7,36 @@
 
 pub mod anchor_history;
 pub mod compat;
-pub mod config;
 pub mod corpus;
-pub mod datadir;
-pub mod error;
 pub mod external;
 pub mod feedback;
 pub mod findings;
-pub mod fsutil;
 pub mod gitcheck;
 pub mod gitdir;
 pub mod gitwrite;
-pub mod hash;
-pub mod index;
 pub mod ingest;
 pub mod knowledge;
 pub mod layout;
 pub mod migrate;
-pub mod model;
 pub mod okf;
-pub mod paths;
 pub mod pipeline;
-pub mod progress;
 pub mod project_status;
 pub mod proposal;
 pub mod registry;
 pub mod review;
-pub mod runtime;
 pub mod schema_order;
-pub mod secrets;
 pub mod service;
 pub mod serving_profile;
 pub mod setup;
-pub mod stamped;
 pub mod store;
-pub mod time;
 pub mod token;
-pub mod yaml;
+
+// The layers below core, re-exported under the names core's own modules and its users read.
+pub use theurian_base::{
+    config, datadir, error, fsutil, hash, model, paths, progress, rng, runtime, secrets, stamped,
+    time, yaml,
+};
+pub use theurian_index as index;
 
 pub use error::{CoreError, Exit};
 

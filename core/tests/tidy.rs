@@ -1,13 +1,35 @@
-//! Tidy checks over core's own source, read as text: the module order ARCHITECTURE.md states
-//! (every `crate::<module>` path points to a module named before the one it is written in), and
-//! a module doc at the top of every file. rust-analyzer's `xtask/src/tidy.rs` is the model: the
+//! Tidy checks over the domain's source (`base/`, `index/`, `core/`), read as text: the module
+//! order ARCHITECTURE.md states (every `crate::<module>` path points to a module named before
+//! the one it is written in), and a module doc at the top of every file. rust-analyzer's `xtask/src/tidy.rs` is the model: the
 //! rule lives in the documentation a maintainer reads, and the test reads it from there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-fn core_src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The domain's crates: each source directory, and the one module every file in it counts as
+/// (`None`: each file's top-level module).
+fn sources() -> Vec<(PathBuf, Option<&'static str>)> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    vec![
+        (workspace.join("base/src"), None),
+        (workspace.join("index/src"), Some("index")),
+        (workspace.join("core/src"), None),
+    ]
+}
+
+/// Every source file with the module it counts as.
+fn files_with_modules() -> Vec<(PathBuf, PathBuf, String)> {
+    let mut out = Vec::new();
+    for (dir, fixed) in sources() {
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        for file in files {
+            let rel = file.strip_prefix(&dir).expect("under src").to_path_buf();
+            let module = fixed.map_or_else(|| top_module(&rel), str::to_owned);
+            out.push((file, rel, module));
+        }
+    }
+    out
 }
 
 /// The module order from ARCHITECTURE.md's `core-layers` block, bottom first.
@@ -127,12 +149,10 @@ fn core_modules_only_point_down_the_stated_order() {
         .enumerate()
         .map(|(i, m)| (m.as_str(), i))
         .collect();
-    let src = core_src();
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    let files = files_with_modules();
     let modules: BTreeSet<String> = files
         .iter()
-        .map(|f| top_module(f.strip_prefix(&src).expect("under src")))
+        .map(|(_, _, m)| m.clone())
         .filter(|m| m != "lib")
         .collect();
     let unplaced: Vec<&String> = modules
@@ -144,15 +164,13 @@ fn core_modules_only_point_down_the_stated_order() {
         "modules missing from ARCHITECTURE.md's core-layers block: {unplaced:?}; place each where what it uses sits below it"
     );
     let mut upward = Vec::new();
-    for file in &files {
-        let rel = file.strip_prefix(&src).expect("under src");
-        let from = top_module(rel);
+    for (file, rel, from) in &files {
         let Some(&from_rank) = rank.get(from.as_str()) else {
             continue;
         };
         let code = code_only(&std::fs::read_to_string(file).expect("read"));
         for (to, line) in named_modules(&code, &modules) {
-            if to != from && rank.get(to.as_str()).is_some_and(|&r| r > from_rank) {
+            if &to != from && rank.get(to.as_str()).is_some_and(|&r| r > from_rank) {
                 upward.push(format!("{}:{line}: {from} -> {to}", rel.display()));
             }
         }
@@ -167,16 +185,13 @@ fn core_modules_only_point_down_the_stated_order() {
 
 #[test]
 fn every_core_file_opens_with_a_module_doc() {
-    let src = core_src();
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let undocumented: Vec<String> = files
+    let undocumented: Vec<String> = files_with_modules()
         .iter()
-        .filter(|f| {
-            let text = std::fs::read_to_string(f).unwrap_or_default();
+        .filter(|(file, _, _)| {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
             !text.trim_start().starts_with("//!")
         })
-        .map(|f| f.strip_prefix(&src).unwrap_or(f).display().to_string())
+        .map(|(file, _, _)| file.display().to_string())
         .collect();
     assert!(
         undocumented.is_empty(),

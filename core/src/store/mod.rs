@@ -8,14 +8,12 @@
 //! * [`writable`]: whether `.theurian/state/` can take a build, and the refusal when not.
 
 pub mod apply;
+// The files around the databases live below the store, where the index reads them too.
+pub use theurian_base::statedir::{lock, pointer, provenance, writable};
 pub mod bulk;
-pub mod lock;
 pub mod moves;
 pub mod pipeline;
-pub mod pointer;
-pub mod provenance;
 pub mod schema;
 pub mod swap;
-pub mod writable;
 
 pub use apply::{ApplyError, ProjectRow};

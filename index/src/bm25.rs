@@ -571,7 +571,7 @@ mod tests {
 
     #[test]
     fn rankings_match_scoring_every_row() {
-        let mut rng = crate::corpus::Rng(0x5eed);
+        let mut rng = crate::rng::Rng(0x5eed);
         for round in 0..200 {
             let rows = 20 + rng.below(300);
             let lengths: Vec<u32> = (0..rows).map(|_| 1 + rng.below(60) as u32).collect();

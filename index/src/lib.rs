@@ -5,6 +5,14 @@
 //! character-trigram embeddings beside it, one directory per build, published by swapping
 //! `.theurian/state/active-index.json`.
 
+// What the index stands on, named at the crate root so its modules read `crate::model::…` as
+// they did inside core.
+#[cfg(test)]
+pub(crate) use theurian_base::rng;
+pub(crate) use theurian_base::{
+    datadir, fsutil, hash, model, progress, secrets, stamped, statedir, time, CoreError, Exit,
+};
+
 pub mod beside;
 pub mod bm25;
 pub mod build;

@@ -245,7 +245,7 @@ mod tests {
             .flat_map(|a| [a, b'x', a.wrapping_mul(7) % 95 + 32, b' '])
             .map(char::from)
             .collect();
-        let every_byte = crate::index::every_ascii_char();
+        let every_byte = crate::every_ascii_char();
         for text in [
             every_ascii_gram.as_str(),
             every_byte.as_str(),
@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn the_ascii_shortcut_normalises_as_the_general_path_does() {
-        let every_byte = crate::index::every_ascii_char();
+        let every_byte = crate::every_ascii_char();
         for text in [
             every_byte.as_str(),
             "  Retry\u{b}POLICY\t\r\n x\u{c}y\u{1c}z  ",

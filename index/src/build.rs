@@ -13,8 +13,8 @@ use crate::hash::sha256_hex;
 use crate::model::read;
 use crate::model::text::served_text;
 use crate::model::{APPROVED_ONLY, SURFACEABLE};
-use crate::store::lock::{acquire, WRITE_LOCK_WAIT};
-use crate::store::{pointer as state_pointer, provenance};
+use crate::statedir::lock::{acquire, WRITE_LOCK_WAIT};
+use crate::statedir::{pointer as state_pointer, provenance};
 use crate::time;
 use crate::CoreError;
 use rayon::prelude::*;
@@ -324,7 +324,7 @@ pub async fn build(
     options: BuildOptions<'_>,
 ) -> Result<Value, CoreError> {
     let started = std::time::Instant::now();
-    crate::store::writable::inside_project(root, BUILD)?;
+    crate::statedir::writable::inside_project(root, BUILD)?;
     let state_dir = root.join(".theurian/state");
     let active = state_pointer::read(&state_dir)?.ok_or_else(|| {
         CoreError::state(
@@ -403,7 +403,7 @@ pub async fn build(
     let build_id = ulid::Ulid::generate().to_string();
     let final_dir = super::pointer::build_dir(&state_dir, &build_id);
     let building = super::pointer::building_dir(&state_dir, &build_id);
-    crate::store::writable::preflight(&state_dir, BUILD)?;
+    crate::statedir::writable::preflight(&state_dir, BUILD)?;
     // Everything up to the rename writes into the building directory only; a failure there
     // (a full disk, most likely) removes it and says why, and the live index keeps serving.
     let stamp = Stamp {
@@ -416,12 +416,16 @@ pub async fn build(
     let (info, nodes) = written.map_err(|e| {
         // Named while the partial build still takes its space: once it is removed, a full
         // disk has room again and the cause could no longer be seen.
-        let named = crate::store::writable::explain(&state_dir, BUILD, e);
+        let named = crate::statedir::writable::explain(&state_dir, BUILD, e);
         let _ = std::fs::remove_dir_all(&building);
         named
     })?;
     std::fs::rename(&building, &final_dir).map_err(|e| {
-        crate::store::writable::explain(&state_dir, BUILD, CoreError::io("publish", &final_dir, &e))
+        crate::statedir::writable::explain(
+            &state_dir,
+            BUILD,
+            CoreError::io("publish", &final_dir, &e),
+        )
     })?;
     let scan_record =
         json!({"indexBuildId": build_id, "policy": policy.to_string(), "findings": findings.len()});
@@ -474,7 +478,7 @@ pub async fn build(
 /// one (superseded builds and abandoned `.building` directories). Never the published build,
 /// never anything that is not an index build of this implementation.
 pub fn gc(root: &Path, dry_run: bool) -> Result<Value, CoreError> {
-    crate::store::writable::inside_project(root, "theurian index gc")?;
+    crate::statedir::writable::inside_project(root, "theurian index gc")?;
     let state_dir = root.join(".theurian/state");
     let published: Option<String> =
         std::fs::read_to_string(state_dir.join(super::pointer::POINTER_FILE))

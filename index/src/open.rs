@@ -511,7 +511,7 @@ fn replace_siblings<T>(
 #[cfg(test)]
 mod tests {
     use super::{gate_groups, replace_siblings};
-    use crate::index::passages::{NewPassage, PassageTable, TableWriter};
+    use crate::passages::{NewPassage, PassageTable, TableWriter};
     use std::collections::HashMap;
     use std::path::{Path, PathBuf};
 
@@ -578,17 +578,17 @@ mod tests {
             ..crate::model::read::ItemView::sample(&format!("arch.item-{i}"), &format!("r{i}"))
         };
         let items: Vec<_> = (0..5).map(item).collect();
-        let options = crate::index::build::BuildOptions {
+        let options = crate::build::BuildOptions {
             no_embeddings: true,
             ..Default::default()
         };
-        let stamp = crate::index::build::Stamp {
+        let stamp = crate::build::Stamp {
             build_id: "b1",
             state_hash: "s1",
             indexes_unapproved: false,
             sensitivities: &["internal"],
         };
-        crate::index::build::write_build(dir, &items, "p", &options, &stamp).expect("build");
+        crate::build::write_build(dir, &items, "p", &options, &stamp).expect("build");
     }
 
     #[test]
@@ -601,14 +601,14 @@ mod tests {
             .passages
             .len();
         assert!(rows > 1);
-        let mut fewer = crate::index::runs::Collector::default();
+        let mut fewer = crate::runs::Collector::default();
         for _ in 1..rows {
             fewer.add("another passage").expect("add");
         }
         fewer.write(&build).expect("write");
         let refused = super::OpenIndex::open(&build).expect_err("refused");
         assert!(refused.contains("run postings name"), "{refused}");
-        std::fs::remove_file(build.join(crate::index::runs::RUNS_FILE)).expect("remove");
+        std::fs::remove_file(build.join(crate::runs::RUNS_FILE)).expect("remove");
         let refused = super::OpenIndex::open(&build).expect_err("refused");
         assert!(refused.starts_with("runs.bin"), "{refused}");
     }

@@ -62,11 +62,10 @@ pub struct ItemView {
     pub anchors: Vec<Anchor>,
 }
 
-#[cfg(test)]
 impl ItemView {
     /// An approved, internal, reviewed markdown decision in `arch`, with no text or dates, for
-    /// tests to change what they look at.
-    pub(crate) fn sample(item_id: &str, revision_id: &str) -> ItemView {
+    /// tests (here and in the index) to change what they look at.
+    pub fn sample(item_id: &str, revision_id: &str) -> ItemView {
         ItemView {
             item_id: item_id.into(),
             revision_id: revision_id.into(),
@@ -95,7 +94,8 @@ pub struct RelationView {
     pub note: Option<String>,
 }
 
-pub(crate) fn json_list(items: &[&str]) -> String {
+/// `items` as a JSON array, the form SQLite's `json_each` reads a list from.
+pub fn json_list(items: &[&str]) -> String {
     serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
 }
 

@@ -628,7 +628,7 @@ impl Occurrences for Substring<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::Rng;
+    use crate::rng::Rng;
 
     /// The definition both sums must meet: counts (each at least one, as postings give them)
     /// summed per row, rows ascending.

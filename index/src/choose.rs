@@ -3,7 +3,7 @@
 
 use super::pointer::IndexPointer;
 use crate::datadir::DataDir;
-use crate::store::provenance;
+use crate::statedir::provenance;
 use std::path::{Path, PathBuf};
 
 /// Why the ranked path stands aside: the schema's own fallback-reason tokens, so the reason a

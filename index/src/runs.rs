@@ -806,7 +806,7 @@ mod tests {
 
     #[test]
     fn the_ascii_path_splits_and_folds_as_the_definition_does() {
-        let every_byte = crate::index::every_ascii_char();
+        let every_byte = crate::every_ascii_char();
         for text in [
             every_byte.clone(),
             every_byte.chars().rev().collect(),
@@ -1038,7 +1038,7 @@ mod tests {
 
     #[test]
     fn trigram_lists_are_each_trigrams_distinct_entries_in_order() {
-        let mut rng = crate::corpus::Rng(0x6a11);
+        let mut rng = crate::rng::Rng(0x6a11);
         let owned: Vec<Vec<u8>> = (0..3000)
             .map(|i| match i % 500 {
                 7 => long_marker().as_bytes().to_vec(),

@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn ascii_text_counts_the_same_words_a_byte_at_a_time() {
-        let every_byte = crate::index::every_ascii_char();
+        let every_byte = crate::every_ascii_char();
         for text in [
             every_byte.as_str(),
             "retry-policy v2: 3 tries, then_back off",

@@ -8,7 +8,7 @@ use super::open::OpenIndex;
 use super::passages::{NewPassage, PassageTable, TableWriter};
 use super::pointer::{BuildInfo, IndexPointer};
 use crate::datadir::DataDir;
-use crate::store::provenance;
+use crate::statedir::provenance;
 use serde_json::{json, Value};
 use sqlx::Row;
 use std::collections::BTreeSet;

@@ -83,7 +83,7 @@ fn building(root: &Path) -> Vec<Building> {
     // ULIDs sort by time; ids that are not ULIDs sort among them by text.
     ids.sort();
     ids.truncate(MAX_BUILDING);
-    let running = !ids.is_empty() && crate::store::lock::held(&root.join(".theurian/runtime"));
+    let running = !ids.is_empty() && crate::statedir::lock::held(&root.join(".theurian/runtime"));
     ids.into_iter()
         .map(|id| Building {
             started_at: started_at(&id),
@@ -168,7 +168,7 @@ mod tests {
         // Nobody holds the write lock: every one is left over.
         assert!(listed.iter().all(|b| !b.running));
         // Held, they are running.
-        let _lock = crate::store::lock::acquire(
+        let _lock = crate::statedir::lock::acquire(
             &root.path().join(".theurian/runtime"),
             std::time::Duration::from_secs(1),
         )
