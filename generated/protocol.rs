@@ -17440,6 +17440,417 @@ macro_rules! with_tools {
         }
     };
 }
+/// Implements [`tools::ToolHandlers`] for a server type from one handler module per
+/// tool: `$ty { field }` names the type and its field holding the state each handler
+/// takes, `project = P, open = f` the opened project's type and the async function that
+/// opens one (`f(&state, &ProjectId, Option<&SnapshotId>)`), and `served` / `unserved`
+/// list every tool by its handler name. Each served module is declared here
+/// (`mod knowledge_get;`) and provides `answer(&state, [project,] input)` and, when
+/// project-scoped, `check(&input)`.
+#[macro_export]
+macro_rules! tool_handlers {
+    (@ served knowledge_check_freshness, $state:ident) => {
+        const KNOWLEDGE_CHECK_FRESHNESS : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_CHECK_FRESHNESS); fn
+        check_knowledge_check_freshness(input : &
+        $crate::mcp::KnowledgeCheckFreshnessInput) -> Result < (), $crate::Refusal > {
+        knowledge_check_freshness::check(input) } fn knowledge_check_freshness(& self,
+        project : Self::Project, input : $crate::mcp::KnowledgeCheckFreshnessInput) ->
+        impl ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeCheckFreshnessResponse, $crate::Refusal >> + Send {
+        knowledge_check_freshness::answer(& self. $state, project, input) }
+    };
+    (@ unserved knowledge_check_freshness) => {
+        const KNOWLEDGE_CHECK_FRESHNESS : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_check_freshness(_ : & $crate::mcp::KnowledgeCheckFreshnessInput)
+        -> Result < (), $crate::Refusal > { Ok(()) } fn knowledge_check_freshness(& self,
+        _ : Self::Project, _ : $crate::mcp::KnowledgeCheckFreshnessInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeCheckFreshnessResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(knowledge_check_freshness))) } }
+    };
+    (@ served knowledge_get, $state:ident) => {
+        const KNOWLEDGE_GET : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_GET); fn check_knowledge_get(input : &
+        $crate::mcp::KnowledgeGetInput) -> Result < (), $crate::Refusal > {
+        knowledge_get::check(input) } fn knowledge_get(& self, project : Self::Project,
+        input : $crate::mcp::KnowledgeGetInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::KnowledgeGetResponse, $crate::Refusal >> + Send {
+        knowledge_get::answer(& self. $state, project, input) }
+    };
+    (@ unserved knowledge_get) => {
+        const KNOWLEDGE_GET : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_get(_ : & $crate::mcp::KnowledgeGetInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn knowledge_get(& self, _ : Self::Project, _ :
+        $crate::mcp::KnowledgeGetInput) -> impl ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeGetResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(knowledge_get))) } }
+    };
+    (@ served knowledge_get_context, $state:ident) => {
+        const KNOWLEDGE_GET_CONTEXT : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_GET_CONTEXT); fn
+        check_knowledge_get_context(input : & $crate::mcp::KnowledgeGetContextInput) ->
+        Result < (), $crate::Refusal > { knowledge_get_context::check(input) } fn
+        knowledge_get_context(& self, project : Self::Project, input :
+        $crate::mcp::KnowledgeGetContextInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::KnowledgeGetContextResponse, $crate::Refusal >> + Send {
+        knowledge_get_context::answer(& self. $state, project, input) }
+    };
+    (@ unserved knowledge_get_context) => {
+        const KNOWLEDGE_GET_CONTEXT : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_get_context(_ : & $crate::mcp::KnowledgeGetContextInput) ->
+        Result < (), $crate::Refusal > { Ok(()) } fn knowledge_get_context(& self, _ :
+        Self::Project, _ : $crate::mcp::KnowledgeGetContextInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeGetContextResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(knowledge_get_context))) } }
+    };
+    (@ served knowledge_list_changes, $state:ident) => {
+        const KNOWLEDGE_LIST_CHANGES : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_LIST_CHANGES); fn
+        check_knowledge_list_changes(input : & $crate::mcp::KnowledgeListChangesInput) ->
+        Result < (), $crate::Refusal > { knowledge_list_changes::check(input) } fn
+        knowledge_list_changes(& self, project : Self::Project, input :
+        $crate::mcp::KnowledgeListChangesInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::KnowledgeListChangesResponse, $crate::Refusal >> + Send {
+        knowledge_list_changes::answer(& self. $state, project, input) }
+    };
+    (@ unserved knowledge_list_changes) => {
+        const KNOWLEDGE_LIST_CHANGES : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_list_changes(_ : & $crate::mcp::KnowledgeListChangesInput) ->
+        Result < (), $crate::Refusal > { Ok(()) } fn knowledge_list_changes(& self, _ :
+        Self::Project, _ : $crate::mcp::KnowledgeListChangesInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeListChangesResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(knowledge_list_changes))) } }
+    };
+    (@ served knowledge_search, $state:ident) => {
+        const KNOWLEDGE_SEARCH : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_SEARCH); fn check_knowledge_search(input : &
+        $crate::mcp::KnowledgeSearchInput) -> Result < (), $crate::Refusal > {
+        knowledge_search::check(input) } fn knowledge_search(& self, project :
+        Self::Project, input : $crate::mcp::KnowledgeSearchInput) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::KnowledgeSearchResponse,
+        $crate::Refusal >> + Send { knowledge_search::answer(& self. $state, project,
+        input) }
+    };
+    (@ unserved knowledge_search) => {
+        const KNOWLEDGE_SEARCH : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_search(_ : & $crate::mcp::KnowledgeSearchInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn knowledge_search(& self, _ : Self::Project, _ :
+        $crate::mcp::KnowledgeSearchInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::KnowledgeSearchResponse, $crate::Refusal >> + Send { async
+        { Err($crate::Refusal::not_served(stringify!(knowledge_search))) } }
+    };
+    (@ served knowledge_status, $state:ident) => {
+        const KNOWLEDGE_STATUS : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_STATUS); fn check_knowledge_status(input : &
+        $crate::mcp::KnowledgeStatusInput) -> Result < (), $crate::Refusal > {
+        knowledge_status::check(input) } fn knowledge_status(& self, project :
+        Self::Project, input : $crate::mcp::KnowledgeStatusInput) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::KnowledgeStatusResponse,
+        $crate::Refusal >> + Send { knowledge_status::answer(& self. $state, project,
+        input) }
+    };
+    (@ unserved knowledge_status) => {
+        const KNOWLEDGE_STATUS : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_status(_ : & $crate::mcp::KnowledgeStatusInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn knowledge_status(& self, _ : Self::Project, _ :
+        $crate::mcp::KnowledgeStatusInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::KnowledgeStatusResponse, $crate::Refusal >> + Send { async
+        { Err($crate::Refusal::not_served(stringify!(knowledge_status))) } }
+    };
+    (@ served knowledge_trace, $state:ident) => {
+        const KNOWLEDGE_TRACE : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_TRACE); fn check_knowledge_trace(input : &
+        $crate::mcp::KnowledgeTraceInput) -> Result < (), $crate::Refusal > {
+        knowledge_trace::check(input) } fn knowledge_trace(& self, project :
+        Self::Project, input : $crate::mcp::KnowledgeTraceInput) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::KnowledgeTraceResponse,
+        $crate::Refusal >> + Send { knowledge_trace::answer(& self. $state, project,
+        input) }
+    };
+    (@ unserved knowledge_trace) => {
+        const KNOWLEDGE_TRACE : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_trace(_ : & $crate::mcp::KnowledgeTraceInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn knowledge_trace(& self, _ : Self::Project, _ :
+        $crate::mcp::KnowledgeTraceInput) -> impl ::std::future::Future < Output = Result
+        < $crate::mcp::KnowledgeTraceResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(knowledge_trace))) } }
+    };
+    (@ served project_list, $state:ident) => {
+        const PROJECT_LIST : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::PROJECT_LIST); fn project_list(& self, input :
+        $crate::mcp::ProjectListInput) -> impl ::std::future::Future < Output = Result <
+        $crate::mcp::ProjectListResponse, $crate::Refusal >> + Send {
+        project_list::answer(& self. $state, input) }
+    };
+    (@ unserved project_list) => {
+        const PROJECT_LIST : Option < $crate::KeyUsage > = None; fn project_list(& self,
+        _ : $crate::mcp::ProjectListInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ProjectListResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(project_list))) } }
+    };
+    (@ served project_status, $state:ident) => {
+        const PROJECT_STATUS : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::PROJECT_STATUS); fn check_project_status(input : &
+        $crate::mcp::ProjectStatusInput) -> Result < (), $crate::Refusal > {
+        project_status::check(input) } fn project_status(& self, project : Self::Project,
+        input : $crate::mcp::ProjectStatusInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ProjectStatusResponse, $crate::Refusal >> + Send {
+        project_status::answer(& self. $state, project, input) }
+    };
+    (@ unserved project_status) => {
+        const PROJECT_STATUS : Option < $crate::KeyUsage > = None; fn
+        check_project_status(_ : & $crate::mcp::ProjectStatusInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn project_status(& self, _ : Self::Project, _ :
+        $crate::mcp::ProjectStatusInput) -> impl ::std::future::Future < Output = Result
+        < $crate::mcp::ProjectStatusResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(project_status))) } }
+    };
+    (@ served review_find_similar, $state:ident) => {
+        const REVIEW_FIND_SIMILAR : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::REVIEW_FIND_SIMILAR); fn
+        check_review_find_similar(input : & $crate::mcp::ReviewFindSimilarInput) ->
+        Result < (), $crate::Refusal > { review_find_similar::check(input) } fn
+        review_find_similar(& self, project : Self::Project, input :
+        $crate::mcp::ReviewFindSimilarInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ReviewFindSimilarResponse, $crate::Refusal >> + Send {
+        review_find_similar::answer(& self. $state, project, input) }
+    };
+    (@ unserved review_find_similar) => {
+        const REVIEW_FIND_SIMILAR : Option < $crate::KeyUsage > = None; fn
+        check_review_find_similar(_ : & $crate::mcp::ReviewFindSimilarInput) -> Result <
+        (), $crate::Refusal > { Ok(()) } fn review_find_similar(& self, _ :
+        Self::Project, _ : $crate::mcp::ReviewFindSimilarInput) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::ReviewFindSimilarResponse,
+        $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(review_find_similar))) } }
+    };
+    (@ served review_findings, $state:ident) => {
+        const REVIEW_FINDINGS : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::REVIEW_FINDINGS); fn check_review_findings(input : &
+        $crate::mcp::ReviewFindingsInput) -> Result < (), $crate::Refusal > {
+        review_findings::check(input) } fn review_findings(& self, project :
+        Self::Project, input : $crate::mcp::ReviewFindingsInput) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::ReviewFindingsResponse,
+        $crate::Refusal >> + Send { review_findings::answer(& self. $state, project,
+        input) }
+    };
+    (@ unserved review_findings) => {
+        const REVIEW_FINDINGS : Option < $crate::KeyUsage > = None; fn
+        check_review_findings(_ : & $crate::mcp::ReviewFindingsInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn review_findings(& self, _ : Self::Project, _ :
+        $crate::mcp::ReviewFindingsInput) -> impl ::std::future::Future < Output = Result
+        < $crate::mcp::ReviewFindingsResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(review_findings))) } }
+    };
+    (@ served review_get_decisions, $state:ident) => {
+        const REVIEW_GET_DECISIONS : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::REVIEW_GET_DECISIONS); fn
+        check_review_get_decisions(input : & $crate::mcp::ReviewGetDecisionsInput) ->
+        Result < (), $crate::Refusal > { review_get_decisions::check(input) } fn
+        review_get_decisions(& self, project : Self::Project, input :
+        $crate::mcp::ReviewGetDecisionsInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ReviewGetDecisionsResponse, $crate::Refusal >> + Send {
+        review_get_decisions::answer(& self. $state, project, input) }
+    };
+    (@ unserved review_get_decisions) => {
+        const REVIEW_GET_DECISIONS : Option < $crate::KeyUsage > = None; fn
+        check_review_get_decisions(_ : & $crate::mcp::ReviewGetDecisionsInput) -> Result
+        < (), $crate::Refusal > { Ok(()) } fn review_get_decisions(& self, _ :
+        Self::Project, _ : $crate::mcp::ReviewGetDecisionsInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::ReviewGetDecisionsResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(review_get_decisions))) } }
+    };
+    (@ served review_get_thread, $state:ident) => {
+        const REVIEW_GET_THREAD : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::REVIEW_GET_THREAD); fn check_review_get_thread(input :
+        & $crate::mcp::ReviewGetThreadInput) -> Result < (), $crate::Refusal > {
+        review_get_thread::check(input) } fn review_get_thread(& self, project :
+        Self::Project, input : $crate::mcp::ReviewGetThreadInput) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::ReviewGetThreadResponse,
+        $crate::Refusal >> + Send { review_get_thread::answer(& self. $state, project,
+        input) }
+    };
+    (@ unserved review_get_thread) => {
+        const REVIEW_GET_THREAD : Option < $crate::KeyUsage > = None; fn
+        check_review_get_thread(_ : & $crate::mcp::ReviewGetThreadInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn review_get_thread(& self, _ : Self::Project, _ :
+        $crate::mcp::ReviewGetThreadInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ReviewGetThreadResponse, $crate::Refusal >> + Send { async
+        { Err($crate::Refusal::not_served(stringify!(review_get_thread))) } }
+    };
+    (@ served review_list_unresolved, $state:ident) => {
+        const REVIEW_LIST_UNRESOLVED : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::REVIEW_LIST_UNRESOLVED); fn
+        check_review_list_unresolved(input : & $crate::mcp::ReviewListUnresolvedInput) ->
+        Result < (), $crate::Refusal > { review_list_unresolved::check(input) } fn
+        review_list_unresolved(& self, project : Self::Project, input :
+        $crate::mcp::ReviewListUnresolvedInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ReviewListUnresolvedResponse, $crate::Refusal >> + Send {
+        review_list_unresolved::answer(& self. $state, project, input) }
+    };
+    (@ unserved review_list_unresolved) => {
+        const REVIEW_LIST_UNRESOLVED : Option < $crate::KeyUsage > = None; fn
+        check_review_list_unresolved(_ : & $crate::mcp::ReviewListUnresolvedInput) ->
+        Result < (), $crate::Refusal > { Ok(()) } fn review_list_unresolved(& self, _ :
+        Self::Project, _ : $crate::mcp::ReviewListUnresolvedInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::ReviewListUnresolvedResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(review_list_unresolved))) } }
+    };
+    (@ served review_search, $state:ident) => {
+        const REVIEW_SEARCH : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::REVIEW_SEARCH); fn check_review_search(input : &
+        $crate::mcp::ReviewSearchInput) -> Result < (), $crate::Refusal > {
+        review_search::check(input) } fn review_search(& self, project : Self::Project,
+        input : $crate::mcp::ReviewSearchInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ReviewSearchResponse, $crate::Refusal >> + Send {
+        review_search::answer(& self. $state, project, input) }
+    };
+    (@ unserved review_search) => {
+        const REVIEW_SEARCH : Option < $crate::KeyUsage > = None; fn
+        check_review_search(_ : & $crate::mcp::ReviewSearchInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn review_search(& self, _ : Self::Project, _ :
+        $crate::mcp::ReviewSearchInput) -> impl ::std::future::Future < Output = Result <
+        $crate::mcp::ReviewSearchResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(review_search))) } }
+    };
+    (@ served system_capabilities, $state:ident) => {
+        const SYSTEM_CAPABILITIES : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::SYSTEM_CAPABILITIES); fn system_capabilities(& self,
+        input : $crate::mcp::SystemCapabilitiesInput) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::SystemCapabilitiesResponse, $crate::Refusal >> +
+        Send { system_capabilities::answer(& self. $state, input) }
+    };
+    (@ unserved system_capabilities) => {
+        const SYSTEM_CAPABILITIES : Option < $crate::KeyUsage > = None; fn
+        system_capabilities(& self, _ : $crate::mcp::SystemCapabilitiesInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::SystemCapabilitiesResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(system_capabilities))) } }
+    };
+    (@ served system_index_status, $state:ident) => {
+        const SYSTEM_INDEX_STATUS : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::SYSTEM_INDEX_STATUS); fn
+        check_system_index_status(input : & $crate::mcp::SystemIndexStatusInput) ->
+        Result < (), $crate::Refusal > { system_index_status::check(input) } fn
+        system_index_status(& self, project : Self::Project, input :
+        $crate::mcp::SystemIndexStatusInput) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::SystemIndexStatusResponse, $crate::Refusal >> + Send {
+        system_index_status::answer(& self. $state, project, input) }
+    };
+    (@ unserved system_index_status) => {
+        const SYSTEM_INDEX_STATUS : Option < $crate::KeyUsage > = None; fn
+        check_system_index_status(_ : & $crate::mcp::SystemIndexStatusInput) -> Result <
+        (), $crate::Refusal > { Ok(()) } fn system_index_status(& self, _ :
+        Self::Project, _ : $crate::mcp::SystemIndexStatusInput) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::SystemIndexStatusResponse,
+        $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(system_index_status))) } }
+    };
+    (@ served knowledge_generate_migration_draft, $state:ident) => {
+        const KNOWLEDGE_GENERATE_MIGRATION_DRAFT : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_GENERATE_MIGRATION_DRAFT); fn
+        check_knowledge_generate_migration_draft(input : &
+        $crate::mcp::KnowledgeGenerateMigrationDraftInput) -> Result < (),
+        $crate::Refusal > { knowledge_generate_migration_draft::check(input) } fn
+        knowledge_generate_migration_draft(& self, project : Self::Project, input :
+        $crate::mcp::KnowledgeGenerateMigrationDraftInput) -> impl ::std::future::Future
+        < Output = Result < $crate::mcp::KnowledgeGenerateMigrationDraftResponse,
+        $crate::Refusal >> + Send { knowledge_generate_migration_draft::answer(& self.
+        $state, project, input) }
+    };
+    (@ unserved knowledge_generate_migration_draft) => {
+        const KNOWLEDGE_GENERATE_MIGRATION_DRAFT : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_generate_migration_draft(_ : &
+        $crate::mcp::KnowledgeGenerateMigrationDraftInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn knowledge_generate_migration_draft(& self, _ :
+        Self::Project, _ : $crate::mcp::KnowledgeGenerateMigrationDraftInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeGenerateMigrationDraftResponse, $crate::Refusal >> + Send {
+        async {
+        Err($crate::Refusal::not_served(stringify!(knowledge_generate_migration_draft)))
+        } }
+    };
+    (@ served knowledge_propose_change, $state:ident) => {
+        const KNOWLEDGE_PROPOSE_CHANGE : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_PROPOSE_CHANGE); fn
+        check_knowledge_propose_change(input : &
+        $crate::mcp::KnowledgeProposeChangeInput) -> Result < (), $crate::Refusal > {
+        knowledge_propose_change::check(input) } fn knowledge_propose_change(& self,
+        project : Self::Project, input : $crate::mcp::KnowledgeProposeChangeInput) ->
+        impl ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeProposeChangeResponse, $crate::Refusal >> + Send {
+        knowledge_propose_change::answer(& self. $state, project, input) }
+    };
+    (@ unserved knowledge_propose_change) => {
+        const KNOWLEDGE_PROPOSE_CHANGE : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_propose_change(_ : & $crate::mcp::KnowledgeProposeChangeInput) ->
+        Result < (), $crate::Refusal > { Ok(()) } fn knowledge_propose_change(& self, _ :
+        Self::Project, _ : $crate::mcp::KnowledgeProposeChangeInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeProposeChangeResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(knowledge_propose_change))) } }
+    };
+    (@ served knowledge_submit_feedback, $state:ident) => {
+        const KNOWLEDGE_SUBMIT_FEEDBACK : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::KNOWLEDGE_SUBMIT_FEEDBACK); fn
+        check_knowledge_submit_feedback(input : &
+        $crate::mcp::KnowledgeSubmitFeedbackInput) -> Result < (), $crate::Refusal > {
+        knowledge_submit_feedback::check(input) } fn knowledge_submit_feedback(& self,
+        project : Self::Project, input : $crate::mcp::KnowledgeSubmitFeedbackInput) ->
+        impl ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeSubmitFeedbackResponse, $crate::Refusal >> + Send {
+        knowledge_submit_feedback::answer(& self. $state, project, input) }
+    };
+    (@ unserved knowledge_submit_feedback) => {
+        const KNOWLEDGE_SUBMIT_FEEDBACK : Option < $crate::KeyUsage > = None; fn
+        check_knowledge_submit_feedback(_ : & $crate::mcp::KnowledgeSubmitFeedbackInput)
+        -> Result < (), $crate::Refusal > { Ok(()) } fn knowledge_submit_feedback(& self,
+        _ : Self::Project, _ : $crate::mcp::KnowledgeSubmitFeedbackInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeSubmitFeedbackResponse, $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(knowledge_submit_feedback))) } }
+    };
+    (@ served review_generate_knowledge_candidate, $state:ident) => {
+        const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE : Option < $crate::KeyUsage > =
+        Some($crate::tools::keys::REVIEW_GENERATE_KNOWLEDGE_CANDIDATE); fn
+        check_review_generate_knowledge_candidate(input : &
+        $crate::mcp::ReviewGenerateKnowledgeCandidateInput) -> Result < (),
+        $crate::Refusal > { review_generate_knowledge_candidate::check(input) } fn
+        review_generate_knowledge_candidate(& self, project : Self::Project, input :
+        $crate::mcp::ReviewGenerateKnowledgeCandidateInput) -> impl ::std::future::Future
+        < Output = Result < $crate::mcp::ReviewGenerateKnowledgeCandidateResponse,
+        $crate::Refusal >> + Send { review_generate_knowledge_candidate::answer(& self.
+        $state, project, input) }
+    };
+    (@ unserved review_generate_knowledge_candidate) => {
+        const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE : Option < $crate::KeyUsage > = None;
+        fn check_review_generate_knowledge_candidate(_ : &
+        $crate::mcp::ReviewGenerateKnowledgeCandidateInput) -> Result < (),
+        $crate::Refusal > { Ok(()) } fn review_generate_knowledge_candidate(& self, _ :
+        Self::Project, _ : $crate::mcp::ReviewGenerateKnowledgeCandidateInput) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::ReviewGenerateKnowledgeCandidateResponse, $crate::Refusal >> + Send
+        { async {
+        Err($crate::Refusal::not_served(stringify!(review_generate_knowledge_candidate)))
+        } }
+    };
+    (
+        $ty:ty { $state:ident }, project = $project:ty, open = $open:path; served :
+        [$($served:ident),* $(,)?]; unserved : [$($unserved:ident),* $(,)?];
+    ) => {
+        $(mod $served;)* impl $crate::tools::ToolHandlers for $ty { type Project =
+        $project; fn open_project(& self, project_id : & $crate::mcp::ProjectId,
+        snapshot_id : Option < & $crate::mcp::SnapshotId >) -> impl ::std::future::Future
+        < Output = Result < $project, $crate::Refusal >> + Send { $open (& self. $state,
+        project_id, snapshot_id) } $($crate::tool_handlers!(@ served $served, $state);)*
+        $($crate::tool_handlers!(@ unserved $unserved);)* }
+    };
+}
 /// The tool table, the handler trait and typed dispatch.
 pub mod tools {
     use super::mcp;
@@ -17499,6 +17910,8 @@ pub mod tools {
         pub schema_keys: &'static [&'static str],
         /// The serde names of the generated input type's fields.
         pub input_fields: &'static [&'static str],
+        /// Whether the seam opens a project (at the pinned snapshot) before the handler.
+        pub project_scoped: bool,
     }
     /// All tools, in the order `tools/list` publishes them.
     pub const TOOLS: [ToolSpec; 21usize] = [
@@ -17532,6 +17945,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::KnowledgeGet,
@@ -17557,6 +17971,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::KnowledgeGetContext,
@@ -17586,6 +18001,7 @@ pub mod tools {
                 "task",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::KnowledgeListChanges,
@@ -17615,6 +18031,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::KnowledgeSearch,
@@ -17648,6 +18065,7 @@ pub mod tools {
                 "taskId",
                 "useDense",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::KnowledgeStatus,
@@ -17659,6 +18077,7 @@ pub mod tools {
             response_schema: "mcp/knowledge-status-response.schema.json",
             schema_keys: &["agentId", "projectId", "snapshotId", "taskId"],
             input_fields: &["agentId", "projectId", "snapshotId", "taskId"],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::KnowledgeTrace,
@@ -17692,6 +18111,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::ProjectList,
@@ -17703,6 +18123,7 @@ pub mod tools {
             response_schema: "mcp/project-list-response.schema.json",
             schema_keys: &[],
             input_fields: &[],
+            project_scoped: false,
         },
         ToolSpec {
             id: ToolId::ProjectStatus,
@@ -17714,6 +18135,7 @@ pub mod tools {
             response_schema: "mcp/project-status-response.schema.json",
             schema_keys: &["agentId", "projectId", "snapshotId", "taskId"],
             input_fields: &["agentId", "projectId", "snapshotId", "taskId"],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::ReviewFindSimilar,
@@ -17741,6 +18163,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::ReviewFindings,
@@ -17778,6 +18201,7 @@ pub mod tools {
                 "specialist",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::ReviewGetDecisions,
@@ -17811,6 +18235,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::ReviewGetThread,
@@ -17836,6 +18261,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::ReviewListUnresolved,
@@ -17873,6 +18299,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::ReviewSearch,
@@ -17908,6 +18335,7 @@ pub mod tools {
                 "taskId",
                 "threadState",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::SystemCapabilities,
@@ -17919,6 +18347,7 @@ pub mod tools {
             response_schema: "mcp/system-capabilities-response.schema.json",
             schema_keys: &[],
             input_fields: &[],
+            project_scoped: false,
         },
         ToolSpec {
             id: ToolId::SystemIndexStatus,
@@ -17930,6 +18359,7 @@ pub mod tools {
             response_schema: "mcp/system-index-status-response.schema.json",
             schema_keys: &["agentId", "projectId", "snapshotId", "taskId"],
             input_fields: &["agentId", "projectId", "snapshotId", "taskId"],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::KnowledgeGenerateMigrationDraft,
@@ -17957,6 +18387,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::KnowledgeProposeChange,
@@ -18012,6 +18443,7 @@ pub mod tools {
                 "title",
                 "trustLevel",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::KnowledgeSubmitFeedback,
@@ -18041,6 +18473,7 @@ pub mod tools {
                 "snapshotId",
                 "taskId",
             ],
+            project_scoped: true,
         },
         ToolSpec {
             id: ToolId::ReviewGenerateKnowledgeCandidate,
@@ -18096,6 +18529,7 @@ pub mod tools {
                 "taskId",
                 "title",
             ],
+            project_scoped: true,
         },
     ];
     impl ToolId {
@@ -18195,92 +18629,426 @@ pub mod tools {
             }
         }
     }
+    /// What each tool's handler reads of its input: every key its schema admits, but the
+    /// agent labels a read-only tool leaves unread (with why). The handler's exhaustive
+    /// destructuring of its input holds it to this at compile time.
+    pub mod keys {
+        use crate::KeyUsage;
+        /// What `knowledge.checkFreshness`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_CHECK_FRESHNESS: KeyUsage = KeyUsage {
+            read: &[
+                "anchors",
+                "asOf",
+                "cursor",
+                "includeUnapproved",
+                "limit",
+                "projectId",
+                "snapshotId",
+            ],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `knowledge.get`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_GET: KeyUsage = KeyUsage {
+            read: &["includeUnapproved", "itemId", "projectId", "snapshotId"],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `knowledge.getContext`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_GET_CONTEXT: KeyUsage = KeyUsage {
+            read: &[
+                "includeUnapproved",
+                "maxTokens",
+                "paths",
+                "projectId",
+                "snapshotId",
+                "task",
+            ],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `knowledge.listChanges`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_LIST_CHANGES: KeyUsage = KeyUsage {
+            read: &[
+                "cursor",
+                "includeUnapproved",
+                "limit",
+                "projectId",
+                "since",
+                "snapshotId",
+            ],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `knowledge.search`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_SEARCH: KeyUsage = KeyUsage {
+            read: &[
+                "asOf",
+                "includeUnapproved",
+                "limit",
+                "maxTokens",
+                "projectId",
+                "query",
+                "snapshotId",
+                "useDense",
+            ],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `knowledge.status`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_STATUS: KeyUsage = KeyUsage {
+            read: &["projectId", "snapshotId"],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `knowledge.trace`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_TRACE: KeyUsage = KeyUsage {
+            read: &[
+                "depth",
+                "direction",
+                "includeUnapproved",
+                "itemId",
+                "limit",
+                "projectId",
+                "relationTypes",
+                "snapshotId",
+            ],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `project.list`'s handler reads and leaves unread.
+        pub const PROJECT_LIST: KeyUsage = KeyUsage { read: &[], unread: &[] };
+        /// What `project.status`'s handler reads and leaves unread.
+        pub const PROJECT_STATUS: KeyUsage = KeyUsage {
+            read: &["projectId", "snapshotId"],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `review.findSimilar`'s handler reads and leaves unread.
+        pub const REVIEW_FIND_SIMILAR: KeyUsage = KeyUsage {
+            read: &["filePath", "limit", "projectId", "situation", "snapshotId"],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `review.findings`'s handler reads and leaves unread.
+        pub const REVIEW_FINDINGS: KeyUsage = KeyUsage {
+            read: &[
+                "commitSha",
+                "family",
+                "limit",
+                "projectId",
+                "pullRequest",
+                "q",
+                "reviewer",
+                "severity",
+                "snapshotId",
+                "specialist",
+            ],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `review.getDecisions`'s handler reads and leaves unread.
+        pub const REVIEW_GET_DECISIONS: KeyUsage = KeyUsage {
+            read: &[
+                "cursor",
+                "kind",
+                "limit",
+                "pathPrefix",
+                "projectId",
+                "pullRequest",
+                "repository",
+                "snapshotId",
+            ],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `review.getThread`'s handler reads and leaves unread.
+        pub const REVIEW_GET_THREAD: KeyUsage = KeyUsage {
+            read: &["projectId", "recordKey", "repository", "snapshotId"],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `review.listUnresolved`'s handler reads and leaves unread.
+        pub const REVIEW_LIST_UNRESOLVED: KeyUsage = KeyUsage {
+            read: &[
+                "author",
+                "cursor",
+                "limit",
+                "maxAgeDays",
+                "minAgeDays",
+                "pathPrefix",
+                "projectId",
+                "pullRequest",
+                "repository",
+                "snapshotId",
+            ],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `review.search`'s handler reads and leaves unread.
+        pub const REVIEW_SEARCH: KeyUsage = KeyUsage {
+            read: &[
+                "author",
+                "filePath",
+                "limit",
+                "projectId",
+                "pullRequest",
+                "q",
+                "repository",
+                "snapshotId",
+                "threadState",
+            ],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `system.capabilities`'s handler reads and leaves unread.
+        pub const SYSTEM_CAPABILITIES: KeyUsage = KeyUsage { read: &[], unread: &[] };
+        /// What `system.indexStatus`'s handler reads and leaves unread.
+        pub const SYSTEM_INDEX_STATUS: KeyUsage = KeyUsage {
+            read: &["projectId", "snapshotId"],
+            unread: &[
+                ("agentId", KeyUsage::PROVENANCE_ONLY),
+                ("taskId", KeyUsage::PROVENANCE_ONLY),
+            ],
+        };
+        /// What `knowledge.generateMigrationDraft`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: KeyUsage = KeyUsage {
+            read: &[
+                "agentId",
+                "document",
+                "evidence",
+                "local",
+                "projectId",
+                "snapshotId",
+                "taskId",
+            ],
+            unread: &[],
+        };
+        /// What `knowledge.proposeChange`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_PROPOSE_CHANGE: KeyUsage = KeyUsage {
+            read: &[
+                "agentId",
+                "author",
+                "body",
+                "contentType",
+                "description",
+                "evidence",
+                "expectedRevision",
+                "itemId",
+                "kind",
+                "labels",
+                "local",
+                "namespace",
+                "owner",
+                "projectId",
+                "scopePaths",
+                "sensitivity",
+                "snapshotId",
+                "sourceAnchors",
+                "taskId",
+                "title",
+                "trustLevel",
+            ],
+            unread: &[],
+        };
+        /// What `knowledge.submitFeedback`'s handler reads and leaves unread.
+        pub const KNOWLEDGE_SUBMIT_FEEDBACK: KeyUsage = KeyUsage {
+            read: &[
+                "agentId",
+                "itemId",
+                "note",
+                "projectId",
+                "query",
+                "signal",
+                "snapshotId",
+                "taskId",
+            ],
+            unread: &[],
+        };
+        /// What `review.generateKnowledgeCandidate`'s handler reads and leaves unread.
+        pub const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: KeyUsage = KeyUsage {
+            read: &[
+                "agentId",
+                "author",
+                "body",
+                "category",
+                "description",
+                "evidence",
+                "expectedRevision",
+                "fixCommit",
+                "itemId",
+                "kind",
+                "labels",
+                "namespace",
+                "owner",
+                "projectId",
+                "recordKey",
+                "repository",
+                "scopePaths",
+                "snapshotId",
+                "sourceAnchors",
+                "taskId",
+                "title",
+            ],
+            unread: &[],
+        };
+    }
     /// The daemon's side of the contract. Every tool has a required registration constant
     /// and a required handler method, so a new schema pair does not compile until the
-    /// server both decides about it and answers it: no tool can be registered and then
-    /// refuse every call for want of a handler.
+    /// server both decides about it and answers it. A project-scoped tool's handler is
+    /// handed the project already opened at the pinned snapshot (after its check), so no
+    /// handler repeats that.
     pub trait ToolHandlers: Send + Sync + 'static {
-        /// Whether this build serves `knowledge.checkFreshness`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// A project opened at the state a call pins, as the handlers read it.
+        type Project: Send;
+        /// Opens `project_id` at `snapshot_id` (its current state when `None`), or refuses.
+        fn open_project(
+            &self,
+            project_id: &mcp::ProjectId,
+            snapshot_id: Option<&mcp::SnapshotId>,
+        ) -> impl Future<Output = Result<Self::Project, Refusal>> + Send;
+        /// Whether this build serves `knowledge.checkFreshness`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_CHECK_FRESHNESS: Option<KeyUsage>;
-        /// Whether this build serves `knowledge.get`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `knowledge.get`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_GET: Option<KeyUsage>;
-        /// Whether this build serves `knowledge.getContext`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `knowledge.getContext`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_GET_CONTEXT: Option<KeyUsage>;
-        /// Whether this build serves `knowledge.listChanges`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `knowledge.listChanges`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_LIST_CHANGES: Option<KeyUsage>;
-        /// Whether this build serves `knowledge.search`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `knowledge.search`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_SEARCH: Option<KeyUsage>;
-        /// Whether this build serves `knowledge.status`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `knowledge.status`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_STATUS: Option<KeyUsage>;
-        /// Whether this build serves `knowledge.trace`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `knowledge.trace`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_TRACE: Option<KeyUsage>;
-        /// Whether this build serves `project.list`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `project.list`: `None` keeps it out of `tools/list` and refuses calls to it.
         const PROJECT_LIST: Option<KeyUsage>;
-        /// Whether this build serves `project.status`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `project.status`: `None` keeps it out of `tools/list` and refuses calls to it.
         const PROJECT_STATUS: Option<KeyUsage>;
-        /// Whether this build serves `review.findSimilar`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `review.findSimilar`: `None` keeps it out of `tools/list` and refuses calls to it.
         const REVIEW_FIND_SIMILAR: Option<KeyUsage>;
-        /// Whether this build serves `review.findings`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `review.findings`: `None` keeps it out of `tools/list` and refuses calls to it.
         const REVIEW_FINDINGS: Option<KeyUsage>;
-        /// Whether this build serves `review.getDecisions`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `review.getDecisions`: `None` keeps it out of `tools/list` and refuses calls to it.
         const REVIEW_GET_DECISIONS: Option<KeyUsage>;
-        /// Whether this build serves `review.getThread`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `review.getThread`: `None` keeps it out of `tools/list` and refuses calls to it.
         const REVIEW_GET_THREAD: Option<KeyUsage>;
-        /// Whether this build serves `review.listUnresolved`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `review.listUnresolved`: `None` keeps it out of `tools/list` and refuses calls to it.
         const REVIEW_LIST_UNRESOLVED: Option<KeyUsage>;
-        /// Whether this build serves `review.search`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `review.search`: `None` keeps it out of `tools/list` and refuses calls to it.
         const REVIEW_SEARCH: Option<KeyUsage>;
-        /// Whether this build serves `system.capabilities`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `system.capabilities`: `None` keeps it out of `tools/list` and refuses calls to it.
         const SYSTEM_CAPABILITIES: Option<KeyUsage>;
-        /// Whether this build serves `system.indexStatus`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `system.indexStatus`: `None` keeps it out of `tools/list` and refuses calls to it.
         const SYSTEM_INDEX_STATUS: Option<KeyUsage>;
-        /// Whether this build serves `knowledge.generateMigrationDraft`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `knowledge.generateMigrationDraft`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage>;
-        /// Whether this build serves `knowledge.proposeChange`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `knowledge.proposeChange`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage>;
-        /// Whether this build serves `knowledge.submitFeedback`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `knowledge.submitFeedback`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_SUBMIT_FEEDBACK: Option<KeyUsage>;
-        /// Whether this build serves `review.generateKnowledgeCandidate`: `None` keeps it out of `tools/list` and refuses calls to it; `Some` declares which input keys the handler reads and which it deliberately leaves unread.
+        /// Whether this build serves `review.generateKnowledgeCandidate`: `None` keeps it out of `tools/list` and refuses calls to it.
         const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage>;
+        /// Refusals of `knowledge.checkFreshness` that need no project, before it is opened.
+        fn check_knowledge_check_freshness(
+            input: &mcp::KnowledgeCheckFreshnessInput,
+        ) -> Result<(), Refusal>;
         /// Answers `knowledge.checkFreshness` with arguments that already passed the validation seat.
         fn knowledge_check_freshness(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeCheckFreshnessInput,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeCheckFreshnessResponse, Refusal>,
         > + Send;
+        /// Refusals of `knowledge.get` that need no project, before it is opened.
+        fn check_knowledge_get(input: &mcp::KnowledgeGetInput) -> Result<(), Refusal>;
         /// Answers `knowledge.get` with arguments that already passed the validation seat.
         fn knowledge_get(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeGetInput,
         ) -> impl Future<Output = Result<mcp::KnowledgeGetResponse, Refusal>> + Send;
+        /// Refusals of `knowledge.getContext` that need no project, before it is opened.
+        fn check_knowledge_get_context(
+            input: &mcp::KnowledgeGetContextInput,
+        ) -> Result<(), Refusal>;
         /// Answers `knowledge.getContext` with arguments that already passed the validation seat.
         fn knowledge_get_context(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeGetContextInput,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeGetContextResponse, Refusal>,
         > + Send;
+        /// Refusals of `knowledge.listChanges` that need no project, before it is opened.
+        fn check_knowledge_list_changes(
+            input: &mcp::KnowledgeListChangesInput,
+        ) -> Result<(), Refusal>;
         /// Answers `knowledge.listChanges` with arguments that already passed the validation seat.
         fn knowledge_list_changes(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeListChangesInput,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeListChangesResponse, Refusal>,
         > + Send;
+        /// Refusals of `knowledge.search` that need no project, before it is opened.
+        fn check_knowledge_search(
+            input: &mcp::KnowledgeSearchInput,
+        ) -> Result<(), Refusal>;
         /// Answers `knowledge.search` with arguments that already passed the validation seat.
         fn knowledge_search(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeSearchInput,
         ) -> impl Future<Output = Result<mcp::KnowledgeSearchResponse, Refusal>> + Send;
+        /// Refusals of `knowledge.status` that need no project, before it is opened.
+        fn check_knowledge_status(
+            input: &mcp::KnowledgeStatusInput,
+        ) -> Result<(), Refusal>;
         /// Answers `knowledge.status` with arguments that already passed the validation seat.
         fn knowledge_status(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeStatusInput,
         ) -> impl Future<Output = Result<mcp::KnowledgeStatusResponse, Refusal>> + Send;
+        /// Refusals of `knowledge.trace` that need no project, before it is opened.
+        fn check_knowledge_trace(
+            input: &mcp::KnowledgeTraceInput,
+        ) -> Result<(), Refusal>;
         /// Answers `knowledge.trace` with arguments that already passed the validation seat.
         fn knowledge_trace(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeTraceInput,
         ) -> impl Future<Output = Result<mcp::KnowledgeTraceResponse, Refusal>> + Send;
         /// Answers `project.list` with arguments that already passed the validation seat.
@@ -18288,45 +19056,76 @@ pub mod tools {
             &self,
             input: mcp::ProjectListInput,
         ) -> impl Future<Output = Result<mcp::ProjectListResponse, Refusal>> + Send;
+        /// Refusals of `project.status` that need no project, before it is opened.
+        fn check_project_status(input: &mcp::ProjectStatusInput) -> Result<(), Refusal>;
         /// Answers `project.status` with arguments that already passed the validation seat.
         fn project_status(
             &self,
+            project: Self::Project,
             input: mcp::ProjectStatusInput,
         ) -> impl Future<Output = Result<mcp::ProjectStatusResponse, Refusal>> + Send;
+        /// Refusals of `review.findSimilar` that need no project, before it is opened.
+        fn check_review_find_similar(
+            input: &mcp::ReviewFindSimilarInput,
+        ) -> Result<(), Refusal>;
         /// Answers `review.findSimilar` with arguments that already passed the validation seat.
         fn review_find_similar(
             &self,
+            project: Self::Project,
             input: mcp::ReviewFindSimilarInput,
         ) -> impl Future<
             Output = Result<mcp::ReviewFindSimilarResponse, Refusal>,
         > + Send;
+        /// Refusals of `review.findings` that need no project, before it is opened.
+        fn check_review_findings(
+            input: &mcp::ReviewFindingsInput,
+        ) -> Result<(), Refusal>;
         /// Answers `review.findings` with arguments that already passed the validation seat.
         fn review_findings(
             &self,
+            project: Self::Project,
             input: mcp::ReviewFindingsInput,
         ) -> impl Future<Output = Result<mcp::ReviewFindingsResponse, Refusal>> + Send;
+        /// Refusals of `review.getDecisions` that need no project, before it is opened.
+        fn check_review_get_decisions(
+            input: &mcp::ReviewGetDecisionsInput,
+        ) -> Result<(), Refusal>;
         /// Answers `review.getDecisions` with arguments that already passed the validation seat.
         fn review_get_decisions(
             &self,
+            project: Self::Project,
             input: mcp::ReviewGetDecisionsInput,
         ) -> impl Future<
             Output = Result<mcp::ReviewGetDecisionsResponse, Refusal>,
         > + Send;
+        /// Refusals of `review.getThread` that need no project, before it is opened.
+        fn check_review_get_thread(
+            input: &mcp::ReviewGetThreadInput,
+        ) -> Result<(), Refusal>;
         /// Answers `review.getThread` with arguments that already passed the validation seat.
         fn review_get_thread(
             &self,
+            project: Self::Project,
             input: mcp::ReviewGetThreadInput,
         ) -> impl Future<Output = Result<mcp::ReviewGetThreadResponse, Refusal>> + Send;
+        /// Refusals of `review.listUnresolved` that need no project, before it is opened.
+        fn check_review_list_unresolved(
+            input: &mcp::ReviewListUnresolvedInput,
+        ) -> Result<(), Refusal>;
         /// Answers `review.listUnresolved` with arguments that already passed the validation seat.
         fn review_list_unresolved(
             &self,
+            project: Self::Project,
             input: mcp::ReviewListUnresolvedInput,
         ) -> impl Future<
             Output = Result<mcp::ReviewListUnresolvedResponse, Refusal>,
         > + Send;
+        /// Refusals of `review.search` that need no project, before it is opened.
+        fn check_review_search(input: &mcp::ReviewSearchInput) -> Result<(), Refusal>;
         /// Answers `review.search` with arguments that already passed the validation seat.
         fn review_search(
             &self,
+            project: Self::Project,
             input: mcp::ReviewSearchInput,
         ) -> impl Future<Output = Result<mcp::ReviewSearchResponse, Refusal>> + Send;
         /// Answers `system.capabilities` with arguments that already passed the validation seat.
@@ -18336,37 +19135,62 @@ pub mod tools {
         ) -> impl Future<
             Output = Result<mcp::SystemCapabilitiesResponse, Refusal>,
         > + Send;
+        /// Refusals of `system.indexStatus` that need no project, before it is opened.
+        fn check_system_index_status(
+            input: &mcp::SystemIndexStatusInput,
+        ) -> Result<(), Refusal>;
         /// Answers `system.indexStatus` with arguments that already passed the validation seat.
         fn system_index_status(
             &self,
+            project: Self::Project,
             input: mcp::SystemIndexStatusInput,
         ) -> impl Future<
             Output = Result<mcp::SystemIndexStatusResponse, Refusal>,
         > + Send;
+        /// Refusals of `knowledge.generateMigrationDraft` that need no project, before it is opened.
+        fn check_knowledge_generate_migration_draft(
+            input: &mcp::KnowledgeGenerateMigrationDraftInput,
+        ) -> Result<(), Refusal>;
         /// Answers `knowledge.generateMigrationDraft` with arguments that already passed the validation seat.
         fn knowledge_generate_migration_draft(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeGenerateMigrationDraftInput,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeGenerateMigrationDraftResponse, Refusal>,
         > + Send;
+        /// Refusals of `knowledge.proposeChange` that need no project, before it is opened.
+        fn check_knowledge_propose_change(
+            input: &mcp::KnowledgeProposeChangeInput,
+        ) -> Result<(), Refusal>;
         /// Answers `knowledge.proposeChange` with arguments that already passed the validation seat.
         fn knowledge_propose_change(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeProposeChangeInput,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeProposeChangeResponse, Refusal>,
         > + Send;
+        /// Refusals of `knowledge.submitFeedback` that need no project, before it is opened.
+        fn check_knowledge_submit_feedback(
+            input: &mcp::KnowledgeSubmitFeedbackInput,
+        ) -> Result<(), Refusal>;
         /// Answers `knowledge.submitFeedback` with arguments that already passed the validation seat.
         fn knowledge_submit_feedback(
             &self,
+            project: Self::Project,
             input: mcp::KnowledgeSubmitFeedbackInput,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeSubmitFeedbackResponse, Refusal>,
         > + Send;
+        /// Refusals of `review.generateKnowledgeCandidate` that need no project, before it is opened.
+        fn check_review_generate_knowledge_candidate(
+            input: &mcp::ReviewGenerateKnowledgeCandidateInput,
+        ) -> Result<(), Refusal>;
         /// Answers `review.generateKnowledgeCandidate` with arguments that already passed the validation seat.
         fn review_generate_knowledge_candidate(
             &self,
+            project: Self::Project,
             input: mcp::ReviewGenerateKnowledgeCandidateInput,
         ) -> impl Future<
             Output = Result<mcp::ReviewGenerateKnowledgeCandidateResponse, Refusal>,
@@ -18521,8 +19345,9 @@ pub mod tools {
             }
         }
     }
-    /// Decodes validated arguments into the tool's input type, runs its handler, and
-    /// returns the typed response for the transport to write.
+    /// Decodes validated arguments into the tool's input type, runs its check, opens the
+    /// project a project-scoped tool names, runs its handler, and returns the typed response
+    /// for the transport to write.
     pub async fn dispatch<H: ToolHandlers>(
         handlers: &H,
         id: ToolId,
@@ -18537,13 +19362,25 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_check_freshness(input).await?;
+                let output = {
+                    H::check_knowledge_check_freshness(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_check_freshness(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeGet => {
                 let input: mcp::KnowledgeGetInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_get(input).await?;
+                let output = {
+                    H::check_knowledge_get(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_get(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeGetContext => {
@@ -18551,7 +19388,13 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_get_context(input).await?;
+                let output = {
+                    H::check_knowledge_get_context(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_get_context(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeListChanges => {
@@ -18559,37 +19402,67 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_list_changes(input).await?;
+                let output = {
+                    H::check_knowledge_list_changes(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_list_changes(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeSearch => {
                 let input: mcp::KnowledgeSearchInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_search(input).await?;
+                let output = {
+                    H::check_knowledge_search(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_search(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeStatus => {
                 let input: mcp::KnowledgeStatusInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_status(input).await?;
+                let output = {
+                    H::check_knowledge_status(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_status(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeTrace => {
                 let input: mcp::KnowledgeTraceInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_trace(input).await?;
+                let output = {
+                    H::check_knowledge_trace(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_trace(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ProjectList => {
                 let input: mcp::ProjectListInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.project_list(input).await?;
+                let output = { handlers.project_list(input).await? };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ProjectStatus => {
                 let input: mcp::ProjectStatusInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.project_status(input).await?;
+                let output = {
+                    H::check_project_status(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.project_status(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewFindSimilar => {
@@ -18597,13 +19470,25 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.review_find_similar(input).await?;
+                let output = {
+                    H::check_review_find_similar(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.review_find_similar(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewFindings => {
                 let input: mcp::ReviewFindingsInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.review_findings(input).await?;
+                let output = {
+                    H::check_review_findings(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.review_findings(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewGetDecisions => {
@@ -18611,13 +19496,25 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.review_get_decisions(input).await?;
+                let output = {
+                    H::check_review_get_decisions(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.review_get_decisions(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewGetThread => {
                 let input: mcp::ReviewGetThreadInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.review_get_thread(input).await?;
+                let output = {
+                    H::check_review_get_thread(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.review_get_thread(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewListUnresolved => {
@@ -18625,13 +19522,25 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.review_list_unresolved(input).await?;
+                let output = {
+                    H::check_review_list_unresolved(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.review_list_unresolved(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewSearch => {
                 let input: mcp::ReviewSearchInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.review_search(input).await?;
+                let output = {
+                    H::check_review_search(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.review_search(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::SystemCapabilities => {
@@ -18639,7 +19548,7 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.system_capabilities(input).await?;
+                let output = { handlers.system_capabilities(input).await? };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::SystemIndexStatus => {
@@ -18647,7 +19556,13 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.system_index_status(input).await?;
+                let output = {
+                    H::check_system_index_status(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.system_index_status(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeGenerateMigrationDraft => {
@@ -18655,7 +19570,13 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_generate_migration_draft(input).await?;
+                let output = {
+                    H::check_knowledge_generate_migration_draft(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_generate_migration_draft(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeProposeChange => {
@@ -18663,7 +19584,13 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_propose_change(input).await?;
+                let output = {
+                    H::check_knowledge_propose_change(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_propose_change(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::KnowledgeSubmitFeedback => {
@@ -18671,7 +19598,13 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.knowledge_submit_feedback(input).await?;
+                let output = {
+                    H::check_knowledge_submit_feedback(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.knowledge_submit_feedback(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
             ToolId::ReviewGenerateKnowledgeCandidate => {
@@ -18679,7 +19612,13 @@ pub mod tools {
                         arguments,
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                let output = handlers.review_generate_knowledge_candidate(input).await?;
+                let output = {
+                    H::check_review_generate_knowledge_candidate(&input)?;
+                    let project = handlers
+                        .open_project(&input.project_id, input.snapshot_id.as_ref())
+                        .await?;
+                    handlers.review_generate_knowledge_candidate(project, input).await?
+                };
                 Ok(crate::answer::Answer::new(output))
             }
         }

@@ -10,7 +10,9 @@ use crate::mcp::{RefusalMeta, RefusalMetaCode};
 pub const MAX_REFUSAL_CHARS: usize = 800;
 
 /// Which keys of a tool's input schema its handler reads, and which it accepts but deliberately
-/// leaves unread (with the reason). The key-set test holds these equal to the schema's keys.
+/// leaves unread (with the reason). Generated for every tool from its schema (a read-only tool
+/// leaves the agent labels unread); the handler's exhaustive destructuring of its input is what
+/// holds the handler to it, at compile time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyUsage {
     /// Keys the handler acts on.
@@ -25,6 +27,8 @@ impl KeyUsage {
         read: &[],
         unread: &[],
     };
+    /// Why a read-only tool leaves `agentId` and `taskId` unread.
+    pub const PROVENANCE_ONLY: &'static str = "a provenance label; read tools answer the same whoever asks, and only proposal-drafting tools record it";
 }
 
 /// A refused call: a message for people and the machine-readable meta.

@@ -24,6 +24,28 @@ pub(crate) struct Tool {
     input_fields: Vec<String>,
 }
 
+impl Tool {
+    /// Whether the tool answers about one project at a pinnable state: its input names
+    /// `projectId` and `snapshotId`, and the seam opens the project before the handler runs.
+    pub fn scoped(&self) -> bool {
+        ["projectId", "snapshotId"]
+            .iter()
+            .all(|k| self.schema_keys.iter().any(|s| s == k))
+    }
+
+    /// The agent labels a read-only tool accepts and leaves unread (a write-intent tool records
+    /// them on its draft).
+    fn unread(&self) -> Vec<&'static str> {
+        if self.write_intent {
+            return Vec::new();
+        }
+        ["agentId", "taskId"]
+            .into_iter()
+            .filter(|k| self.schema_keys.iter().any(|s| s == k))
+            .collect()
+    }
+}
+
 fn str_key<'a>(f: &'a SchemaFile, key: &str) -> Result<&'a str, CodegenError> {
     f.doc
         .get(key)
@@ -176,46 +198,106 @@ fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
 }
 
-/// The `tools` module of the generated source.
+/// The names one tool goes by in generated code.
+struct Names {
+    /// `ToolId` variant.
+    variant: Ident,
+    /// Handler method, and the handler module's name in the server.
+    method: Ident,
+    /// Registration constant.
+    constant: Ident,
+    /// The pre-open check method of a project-scoped tool.
+    check: Ident,
+    input: Ident,
+    output: Ident,
+}
+
+impl Names {
+    fn of(t: &Tool) -> Names {
+        let snake = t.base.replace('-', "_");
+        Names {
+            variant: ident(&pascal(&t.base)),
+            method: ident(&snake),
+            constant: ident(&snake.to_uppercase()),
+            check: ident(&format!("check_{snake}")),
+            input: ident(&pascal(&format!("{}-input", t.base))),
+            output: ident(&pascal(&format!("{}-response", t.base))),
+        }
+    }
+}
+
+/// The `tools` module of the generated source: the table, the key declarations, the handler
+/// trait, dispatch, and the two macros other crates build from (`with_tools!`,
+/// `tool_handlers!`).
 pub(crate) fn tool_module(
     set: &SchemaSet,
     generated: &syn::File,
 ) -> Result<TokenStream, CodegenError> {
     let tools = collect(set, Some(generated))?;
-    let variants: Vec<Ident> = tools.iter().map(|t| ident(&pascal(&t.base))).collect();
-    let methods: Vec<Ident> = tools
-        .iter()
-        .map(|t| ident(&t.base.replace('-', "_")))
-        .collect();
-    let consts: Vec<Ident> = tools
-        .iter()
-        .map(|t| ident(&t.base.replace('-', "_").to_uppercase()))
-        .collect();
-    let inputs: Vec<Ident> = tools
-        .iter()
-        .map(|t| ident(&pascal(&format!("{}-input", t.base))))
-        .collect();
-    let outputs: Vec<Ident> = tools
-        .iter()
-        .map(|t| ident(&pascal(&format!("{}-response", t.base))))
-        .collect();
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<Names> = tools.iter().map(Names::of).collect();
+    let with_tools = with_tools_macro(&tools, &names);
+    let handlers_macro = handlers_macro(&tools, &names);
+    let table = table(&tools, &names);
+    let keys = key_usage(&tools, &names);
+    let handler_trait = handler_trait(&tools, &names);
+    let dispatch = dispatch(&tools, &names);
+    Ok(quote! {
+        #with_tools
+        #handlers_macro
+
+        /// The tool table, the handler trait and typed dispatch.
+        pub mod tools {
+            use super::mcp;
+            use crate::{KeyUsage, Refusal};
+            use std::future::Future;
+
+            #table
+            #keys
+            #handler_trait
+            #dispatch
+        }
+    })
+}
+
+/// `with_tools!`: the table handed to a macro of the caller's.
+fn with_tools_macro(tools: &[Tool], names: &[Names]) -> TokenStream {
+    let entries = tools.iter().zip(names).map(|(t, n)| {
+        let (method, variant, input, output) = (&n.method, &n.variant, &n.input, &n.output);
+        let name = &t.name;
+        let summary = format!(" `{}`: {}", t.name, t.summary);
+        quote! { (#method, #variant, #name, #input, #output, #summary) }
+    });
+    quote! {
+        /// Hands the tool table to a macro of the caller's, one
+        /// `(method, Variant, "wire.name", Input, Response, "doc")` entry per tool in table order,
+        /// so code outside this crate (the client's methods, per-tool tests) is generated from the
+        /// same table: a new tool schema reaches it with no edit there.
+        #[macro_export]
+        macro_rules! with_tools {
+            ($callback:ident) => {
+                $callback! { #(#entries),* }
+            };
+        }
+    }
+}
+
+/// The tool table: `ToolId`, `Intent`, `ToolSpec`, `TOOLS`.
+fn table(tools: &[Tool], names: &[Names]) -> TokenStream {
+    let variants: Vec<&Ident> = names.iter().map(|n| &n.variant).collect();
+    let wire: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let underscores: Vec<String> = tools.iter().map(|t| t.name.replace('.', "_")).collect();
     let count = tools.len();
-
-    let specs = tools.iter().zip(&variants).map(|(t, v)| {
-        let name = &t.name;
+    let specs = tools.iter().zip(names).map(|(t, n)| {
+        let v = &n.variant;
+        let (name, summary) = (&t.name, &t.summary);
         let under = t.name.replace('.', "_");
-        let summary = &t.summary;
         let intent = if t.write_intent {
             quote!(Intent::WriteIntent)
         } else {
             quote!(Intent::ReadOnly)
         };
-        let input = &t.input;
-        let response = &t.response;
-        let keys = &t.schema_keys;
-        let fields = &t.input_fields;
+        let (input, response) = (&t.input, &t.response);
+        let (keys, fields, scoped) = (&t.schema_keys, &t.input_fields, t.scoped());
         quote! {
             ToolSpec {
                 id: ToolId::#v,
@@ -227,158 +309,283 @@ pub(crate) fn tool_module(
                 response_schema: #response,
                 schema_keys: &[#(#keys),*],
                 input_fields: &[#(#fields),*],
+                project_scoped: #scoped,
             }
         }
     });
-    let const_docs = tools.iter().map(|t| {
-        format!(
-            " Whether this build serves `{}`: `None` keeps it out of `tools/list` and refuses calls to it; \
-             `Some` declares which input keys the handler reads and which it deliberately leaves unread.",
-            t.name
-        )
-    });
-    let method_docs = tools.iter().map(|t| {
-        format!(
-            " Answers `{}` with arguments that already passed the validation seat.",
-            t.name
-        )
-    });
+    quote! {
+        /// Every tool the contract defines.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ToolId { #(#variants),* }
 
-    let entries = tools.iter().enumerate().map(|(i, t)| {
-        let (method, variant, input, output) = (&methods[i], &variants[i], &inputs[i], &outputs[i]);
-        let name = &t.name;
-        let summary = format!(" `{}`: {}", t.name, t.summary);
-        quote! { (#method, #variant, #name, #input, #output, #summary) }
-    });
+        /// Whether a tool only reads, or drafts proposals on disk.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Intent {
+            /// Reads derived state; changes nothing.
+            ReadOnly,
+            /// Writes a proposal for a human to review; never approved state.
+            WriteIntent,
+        }
 
-    Ok(quote! {
-        /// Hands the tool table to a macro of the caller's, one
-        /// `(method, Variant, "wire.name", Input, Response, "doc")` entry per tool in table order,
-        /// so code outside this crate (the client's methods, per-tool tests) is generated from the
-        /// same table: a new tool schema reaches it with no edit there.
-        #[macro_export]
-        macro_rules! with_tools {
-            ($callback:ident) => {
-                $callback! { #(#entries),* }
+        /// One row of the tool table.
+        #[derive(Debug)]
+        pub struct ToolSpec {
+            /// Which tool.
+            pub id: ToolId,
+            /// The dotted wire name.
+            pub name: &'static str,
+            /// The same name with `_` for `.`, for clients that reject dots.
+            pub underscore_name: &'static str,
+            /// The description published in `tools/list`.
+            pub summary: &'static str,
+            /// Read-only or write-intent.
+            pub intent: Intent,
+            /// The input schema's path under `schemas/`.
+            pub input_schema: &'static str,
+            /// The response schema's path under `schemas/`.
+            pub response_schema: &'static str,
+            /// The keys the input schema admits, `$ref`'d context included, sorted.
+            pub schema_keys: &'static [&'static str],
+            /// The serde names of the generated input type's fields.
+            pub input_fields: &'static [&'static str],
+            /// Whether the seam opens a project (at the pinned snapshot) before the handler.
+            pub project_scoped: bool,
+        }
+
+        /// All tools, in the order `tools/list` publishes them.
+        pub const TOOLS: [ToolSpec; #count] = [#(#specs),*];
+
+        impl ToolId {
+            /// This tool's row of the table.
+            pub fn spec(self) -> &'static ToolSpec {
+                match self { #(ToolId::#variants => &TOOLS[ToolId::#variants as usize]),* }
+            }
+            /// Looks a tool up by either spelling of its name.
+            pub fn from_wire_name(name: &str) -> Option<ToolId> {
+                match name {
+                    #(#wire | #underscores => Some(ToolId::#variants),)*
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+/// Each tool's key usage, from its schema: every key read, but the agent labels a read-only
+/// tool accepts and leaves unread.
+fn key_usage(tools: &[Tool], names: &[Names]) -> TokenStream {
+    let consts = tools.iter().zip(names).map(|(t, n)| {
+        let c = &n.constant;
+        let unread = t.unread();
+        let read: Vec<&String> = t
+            .schema_keys
+            .iter()
+            .filter(|k| !unread.contains(&k.as_str()))
+            .collect();
+        let doc = format!(" What `{}`'s handler reads and leaves unread.", t.name);
+        quote! {
+            #[doc = #doc]
+            pub const #c: KeyUsage = KeyUsage {
+                read: &[#(#read),*],
+                unread: &[#((#unread, KeyUsage::PROVENANCE_ONLY)),*],
             };
         }
+    });
+    quote! {
+        /// What each tool's handler reads of its input: every key its schema admits, but the
+        /// agent labels a read-only tool leaves unread (with why). The handler's exhaustive
+        /// destructuring of its input holds it to this at compile time.
+        pub mod keys {
+            use crate::KeyUsage;
+            #(#consts)*
+        }
+    }
+}
 
-        /// The tool table, the handler trait and typed dispatch.
-        pub mod tools {
-            use super::mcp;
-            use crate::{KeyUsage, Refusal};
-            use std::future::Future;
-
-            /// Every tool the contract defines.
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            pub enum ToolId { #(#variants),* }
-
-            /// Whether a tool only reads, or drafts proposals on disk.
-            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-            pub enum Intent {
-                /// Reads derived state; changes nothing.
-                ReadOnly,
-                /// Writes a proposal for a human to review; never approved state.
-                WriteIntent,
+/// The trait the daemon implements: a registration constant per tool, the project opener, and
+/// per tool a handler method (project-scoped ones also a check that runs before the project
+/// opens, so a bad argument is refused before the project is looked at).
+fn handler_trait(tools: &[Tool], names: &[Names]) -> TokenStream {
+    let consts = tools.iter().zip(names).map(|(t, n)| {
+        let c = &n.constant;
+        let doc = format!(
+            " Whether this build serves `{}`: `None` keeps it out of `tools/list` and refuses calls to it.",
+            t.name
+        );
+        quote! { #[doc = #doc] const #c: Option<KeyUsage>; }
+    });
+    let methods = tools.iter().zip(names).map(|(t, n)| {
+        let (method, check, input, output) = (&n.method, &n.check, &n.input, &n.output);
+        let doc = format!(" Answers `{}` with arguments that already passed the validation seat.", t.name);
+        if t.scoped() {
+            let check_doc = format!(" Refusals of `{}` that need no project, before it is opened.", t.name);
+            quote! {
+                #[doc = #check_doc]
+                fn #check(input: &mcp::#input) -> Result<(), Refusal>;
+                #[doc = #doc]
+                fn #method(&self, project: Self::Project, input: mcp::#input) -> impl Future<Output = Result<mcp::#output, Refusal>> + Send;
             }
-
-            /// One row of the tool table.
-            #[derive(Debug)]
-            pub struct ToolSpec {
-                /// Which tool.
-                pub id: ToolId,
-                /// The dotted wire name.
-                pub name: &'static str,
-                /// The same name with `_` for `.`, for clients that reject dots.
-                pub underscore_name: &'static str,
-                /// The description published in `tools/list`.
-                pub summary: &'static str,
-                /// Read-only or write-intent.
-                pub intent: Intent,
-                /// The input schema's path under `schemas/`.
-                pub input_schema: &'static str,
-                /// The response schema's path under `schemas/`.
-                pub response_schema: &'static str,
-                /// The keys the input schema admits, `$ref`'d context included, sorted.
-                pub schema_keys: &'static [&'static str],
-                /// The serde names of the generated input type's fields.
-                pub input_fields: &'static [&'static str],
-            }
-
-            /// All tools, in the order `tools/list` publishes them.
-            pub const TOOLS: [ToolSpec; #count] = [#(#specs),*];
-
-            impl ToolId {
-                /// This tool's row of the table.
-                pub fn spec(self) -> &'static ToolSpec {
-                    match self { #(ToolId::#variants => &TOOLS[ToolId::#variants as usize]),* }
-                }
-                /// Looks a tool up by either spelling of its name.
-                pub fn from_wire_name(name: &str) -> Option<ToolId> {
-                    match name {
-                        #(#names | #underscores => Some(ToolId::#variants),)*
-                        _ => None,
-                    }
-                }
-            }
-
-            /// The daemon's side of the contract. Every tool has a required registration constant
-            /// and a required handler method, so a new schema pair does not compile until the
-            /// server both decides about it and answers it: no tool can be registered and then
-            /// refuse every call for want of a handler.
-            pub trait ToolHandlers: Send + Sync + 'static {
-                #(
-                    #[doc = #const_docs]
-                    const #consts: Option<KeyUsage>;
-                )*
-                #(
-                    #[doc = #method_docs]
-                    fn #methods(&self, input: mcp::#inputs) -> impl Future<Output = Result<mcp::#outputs, Refusal>> + Send;
-                )*
-                /// The registration constant of `id`.
-                fn key_usage(id: ToolId) -> Option<KeyUsage> {
-                    match id { #(ToolId::#variants => Self::#consts),* }
-                }
-            }
-
-            /// The tools `H` serves, in table order.
-            pub fn registered<H: ToolHandlers>() -> impl Iterator<Item = &'static ToolSpec> {
-                TOOLS.iter().filter(|t| H::key_usage(t.id).is_some())
-            }
-
-            /// Decodes arguments into `id`'s input type and drops them: the typed half of a call
-            /// without a handler, for harnesses that exercise the seat and the decode alone.
-            pub fn decode_only(id: ToolId, arguments: serde_json::Value) -> Result<(), Refusal> {
-                match id {
-                    #(
-                        ToolId::#variants => serde_json::from_value::<mcp::#inputs>(arguments)
-                            .map(drop)
-                            .map_err(|e| Refusal::undecodable(id.spec().name, &e)),
-                    )*
-                }
-            }
-
-            /// Decodes validated arguments into the tool's input type, runs its handler, and
-            /// returns the typed response for the transport to write.
-            pub async fn dispatch<H: ToolHandlers>(
-                handlers: &H,
-                id: ToolId,
-                arguments: serde_json::Value,
-            ) -> Result<crate::answer::Answer, Refusal> {
-                if H::key_usage(id).is_none() {
-                    return Err(Refusal::not_served(id.spec().name));
-                }
-                match id {
-                    #(
-                        ToolId::#variants => {
-                            let input: mcp::#inputs = serde_json::from_value(arguments)
-                                .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
-                            let output = handlers.#methods(input).await?;
-                            Ok(crate::answer::Answer::new(output))
-                        }
-                    )*
-                }
+        } else {
+            quote! {
+                #[doc = #doc]
+                fn #method(&self, input: mcp::#input) -> impl Future<Output = Result<mcp::#output, Refusal>> + Send;
             }
         }
-    })
+    });
+    let variants = names.iter().map(|n| &n.variant);
+    let constants = names.iter().map(|n| &n.constant);
+    quote! {
+        /// The daemon's side of the contract. Every tool has a required registration constant
+        /// and a required handler method, so a new schema pair does not compile until the
+        /// server both decides about it and answers it. A project-scoped tool's handler is
+        /// handed the project already opened at the pinned snapshot (after its check), so no
+        /// handler repeats that.
+        pub trait ToolHandlers: Send + Sync + 'static {
+            /// A project opened at the state a call pins, as the handlers read it.
+            type Project: Send;
+            /// Opens `project_id` at `snapshot_id` (its current state when `None`), or refuses.
+            fn open_project(&self, project_id: &mcp::ProjectId, snapshot_id: Option<&mcp::SnapshotId>) -> impl Future<Output = Result<Self::Project, Refusal>> + Send;
+            #(#consts)*
+            #(#methods)*
+            /// The registration constant of `id`.
+            fn key_usage(id: ToolId) -> Option<KeyUsage> {
+                match id { #(ToolId::#variants => Self::#constants),* }
+            }
+        }
+
+        /// The tools `H` serves, in table order.
+        pub fn registered<H: ToolHandlers>() -> impl Iterator<Item = &'static ToolSpec> {
+            TOOLS.iter().filter(|t| H::key_usage(t.id).is_some())
+        }
+    }
+}
+
+/// `decode_only` and `dispatch`: decode, check, open, answer.
+fn dispatch(tools: &[Tool], names: &[Names]) -> TokenStream {
+    let variants: Vec<&Ident> = names.iter().map(|n| &n.variant).collect();
+    let inputs: Vec<&Ident> = names.iter().map(|n| &n.input).collect();
+    let arms = tools.iter().zip(names).map(|(t, n)| {
+        let (variant, method, check, input) = (&n.variant, &n.method, &n.check, &n.input);
+        let call = if t.scoped() {
+            quote! {
+                H::#check(&input)?;
+                let project = handlers.open_project(&input.project_id, input.snapshot_id.as_ref()).await?;
+                handlers.#method(project, input).await?
+            }
+        } else {
+            quote! { handlers.#method(input).await? }
+        };
+        quote! {
+            ToolId::#variant => {
+                let input: mcp::#input = serde_json::from_value(arguments)
+                    .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
+                let output = { #call };
+                Ok(crate::answer::Answer::new(output))
+            }
+        }
+    });
+    quote! {
+        /// Decodes arguments into `id`'s input type and drops them: the typed half of a call
+        /// without a handler, for harnesses that exercise the seat and the decode alone.
+        pub fn decode_only(id: ToolId, arguments: serde_json::Value) -> Result<(), Refusal> {
+            match id {
+                #(
+                    ToolId::#variants => serde_json::from_value::<mcp::#inputs>(arguments)
+                        .map(drop)
+                        .map_err(|e| Refusal::undecodable(id.spec().name, &e)),
+                )*
+            }
+        }
+
+        /// Decodes validated arguments into the tool's input type, runs its check, opens the
+        /// project a project-scoped tool names, runs its handler, and returns the typed response
+        /// for the transport to write.
+        pub async fn dispatch<H: ToolHandlers>(
+            handlers: &H,
+            id: ToolId,
+            arguments: serde_json::Value,
+        ) -> Result<crate::answer::Answer, Refusal> {
+            if H::key_usage(id).is_none() {
+                return Err(Refusal::not_served(id.spec().name));
+            }
+            match id { #(#arms)* }
+        }
+    }
+}
+
+/// `tool_handlers!`: the server's whole registration in one invocation. It declares one
+/// handler module per served tool (`mod knowledge_get;` beside the invocation), and implements
+/// [`tools::ToolHandlers`] by calling each module's `check` and `answer` with the field of the
+/// implementing type that holds the daemon's state; a tool listed as unserved is registered as
+/// `None`. A tool left out of both lists does not compile.
+fn handlers_macro(tools: &[Tool], names: &[Names]) -> TokenStream {
+    let served = tools.iter().zip(names).map(|(t, n)| {
+        let (method, constant, check, input, output) =
+            (&n.method, &n.constant, &n.check, &n.input, &n.output);
+        if t.scoped() {
+            quote! {
+                (@served #method, $state:ident) => {
+                    const #constant: Option<$crate::KeyUsage> = Some($crate::tools::keys::#constant);
+                    fn #check(input: &$crate::mcp::#input) -> Result<(), $crate::Refusal> {
+                        #method::check(input)
+                    }
+                    fn #method(&self, project: Self::Project, input: $crate::mcp::#input) -> impl ::std::future::Future<Output = Result<$crate::mcp::#output, $crate::Refusal>> + Send {
+                        #method::answer(&self.$state, project, input)
+                    }
+                };
+                (@unserved #method) => {
+                    const #constant: Option<$crate::KeyUsage> = None;
+                    fn #check(_: &$crate::mcp::#input) -> Result<(), $crate::Refusal> {
+                        Ok(())
+                    }
+                    fn #method(&self, _: Self::Project, _: $crate::mcp::#input) -> impl ::std::future::Future<Output = Result<$crate::mcp::#output, $crate::Refusal>> + Send {
+                        async { Err($crate::Refusal::not_served(stringify!(#method))) }
+                    }
+                };
+            }
+        } else {
+            quote! {
+                (@served #method, $state:ident) => {
+                    const #constant: Option<$crate::KeyUsage> = Some($crate::tools::keys::#constant);
+                    fn #method(&self, input: $crate::mcp::#input) -> impl ::std::future::Future<Output = Result<$crate::mcp::#output, $crate::Refusal>> + Send {
+                        #method::answer(&self.$state, input)
+                    }
+                };
+                (@unserved #method) => {
+                    const #constant: Option<$crate::KeyUsage> = None;
+                    fn #method(&self, _: $crate::mcp::#input) -> impl ::std::future::Future<Output = Result<$crate::mcp::#output, $crate::Refusal>> + Send {
+                        async { Err($crate::Refusal::not_served(stringify!(#method))) }
+                    }
+                };
+            }
+        }
+    });
+    quote! {
+        /// Implements [`tools::ToolHandlers`] for a server type from one handler module per
+        /// tool: `$ty { field }` names the type and its field holding the state each handler
+        /// takes, `project = P, open = f` the opened project's type and the async function that
+        /// opens one (`f(&state, &ProjectId, Option<&SnapshotId>)`), and `served` / `unserved`
+        /// list every tool by its handler name. Each served module is declared here
+        /// (`mod knowledge_get;`) and provides `answer(&state, [project,] input)` and, when
+        /// project-scoped, `check(&input)`.
+        #[macro_export]
+        macro_rules! tool_handlers {
+            #(#served)*
+            (
+                $ty:ty { $state:ident }, project = $project:ty, open = $open:path;
+                served: [$($served:ident),* $(,)?];
+                unserved: [$($unserved:ident),* $(,)?];
+            ) => {
+                $(mod $served;)*
+                impl $crate::tools::ToolHandlers for $ty {
+                    type Project = $project;
+                    fn open_project(&self, project_id: &$crate::mcp::ProjectId, snapshot_id: Option<&$crate::mcp::SnapshotId>) -> impl ::std::future::Future<Output = Result<$project, $crate::Refusal>> + Send {
+                        $open(&self.$state, project_id, snapshot_id)
+                    }
+                    $($crate::tool_handlers!(@served $served, $state);)*
+                    $($crate::tool_handlers!(@unserved $unserved);)*
+                }
+            };
+        }
+    }
 }

@@ -147,6 +147,28 @@ fn append_within(
     Ok(Appended::Recorded)
 }
 
+/// What one report did: whether it was recorded, and how many sources have now reported its
+/// signal on its revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reported {
+    pub appended: Appended,
+    pub on_revision: usize,
+}
+
+/// Appends `record` ([`append`]) and counts the reports of its signal on its revision.
+pub fn report(data: &DataDir, project: &str, record: &Record) -> Result<Reported, CoreError> {
+    let appended = append(data, project, record)?;
+    let (records, _) = read(data, project);
+    let on_revision = against_revisions(&records, &[record.signal.as_str()])
+        .get(&record.revision_id)
+        .and_then(|s| s.get(&record.signal))
+        .map_or(1, |(n, _)| *n);
+    Ok(Reported {
+        appended,
+        on_revision,
+    })
+}
+
 /// Folds both generations into one previous generation of at most `generation` bytes and
 /// empties the current one. What does not fit goes oldest first from whichever source holds the
 /// most reports at that moment, so the sources that reported little keep everything.

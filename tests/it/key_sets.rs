@@ -1,6 +1,8 @@
-//! For every registered tool, three independent descriptions of its input agree: the keys the
-//! schema admits (context included), the fields of the generated input type, and what the
-//! handler declares it reads or deliberately leaves unread.
+//! For every registered tool, the keys the schema admits (context included), the fields of the
+//! generated input type, and the generated key usage (every key read, but the agent labels a
+//! read-only tool leaves unread, each with why) agree. The handler's side is held by the
+//! compiler: every handler destructures its input exhaustively, so a key added to a schema
+//! does not compile until the handler binds it or ignores it by name.
 
 use std::collections::BTreeSet;
 use theurian_protocol::tools::{registered, ToolHandlers, TOOLS};

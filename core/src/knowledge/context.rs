@@ -44,6 +44,19 @@ pub struct Ask<'a> {
     pub include_unapproved: bool,
 }
 
+/// `paths` as an agent sent them, made relative to the project at `root`: agents often send
+/// absolute paths, and scopes are written relative to the repository.
+pub fn relative_paths<'a>(root: &str, paths: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    paths
+        .into_iter()
+        .map(|p| {
+            p.strip_prefix(root)
+                .map_or(p, |rest| rest.trim_start_matches('/'))
+                .to_owned()
+        })
+        .collect()
+}
+
 /// The items that apply to `ask`, in packing order, and the path the search took.
 pub async fn candidates(
     source: &Source<'_>,

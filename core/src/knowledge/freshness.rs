@@ -14,6 +14,12 @@ use sqlx::Row;
 use std::collections::HashMap;
 use std::path::Path;
 
+/// The feedback signals that question a revision (and so make an item a finding).
+pub const QUESTIONING: [theurian_protocol::mcp::FeedbackSignal; 2] = [
+    theurian_protocol::mcp::FeedbackSignal::Outdated,
+    theurian_protocol::mcp::FeedbackSignal::Wrong,
+];
+
 /// Why an item may be out of date.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
@@ -249,4 +255,20 @@ async fn source_commits(
         out.insert(r.try_get(0)?, r.try_get(1)?);
     }
     Ok(out)
+}
+
+/// What would refresh an item, by the strongest reason it has.
+pub fn refresh_advice(reasons: &[Reason]) -> &'static str {
+    let anchored = reasons
+        .iter()
+        .any(|r| matches!(r, Reason::AnchorChanged { .. } | Reason::AnchorGone { .. }));
+    if anchored {
+        "Read the anchored files as they are now; if the knowledge no longer holds, draft a new revision with knowledge.proposeChange (new anchors at the current commit), or retire the item."
+    } else if reasons.iter().any(|r| matches!(r, Reason::Reported { .. })) {
+        "Check the reports (`theurian feedback report`) against the knowledge; if they hold, draft a corrected revision with knowledge.proposeChange, or retire the item."
+    } else if reasons.iter().any(|r| matches!(r, Reason::Expired { .. })) {
+        "Confirm the knowledge still holds and draft a revision with a new validity window with knowledge.proposeChange, or retire the item."
+    } else {
+        "Nothing to do until the window begins; until then searches with asOf earlier than it leave the item out."
+    }
 }

@@ -265,6 +265,44 @@ pub async fn from_findings(
         .map_err(unavailable)
 }
 
+/// Decisions from whichever of the two stores could be read, merged newest first, and which
+/// could not be read.
+#[derive(Debug, Default)]
+pub struct Gathered {
+    pub rows: Vec<Found>,
+    pub review_unread: bool,
+    pub findings_unread: bool,
+}
+
+/// Reads both stores (`None`: not servable) under `f`: a store that fails to read is reported
+/// as unread rather than as holding nothing, and findings join only when the filters can match
+/// one (no repository, pull request or path filter; the finding kind asked for).
+pub async fn gather(
+    review: Option<&std::path::Path>,
+    findings: Option<&std::path::Path>,
+    f: &Filters<'_>,
+) -> Gathered {
+    let from_review = match review {
+        Some(path) => from_reviews(path, f).await.ok(),
+        None => None,
+    };
+    let from_findings = match findings {
+        Some(path) => from_findings(path, f).await.ok(),
+        None => None,
+    };
+    let (review_unread, findings_unread) = (from_review.is_none(), from_findings.is_none());
+    let findings_rows = if f.reaches_findings() {
+        from_findings.unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    Gathered {
+        rows: merge(from_review.unwrap_or_default(), findings_rows, f.rows),
+        review_unread,
+        findings_unread,
+    }
+}
+
 /// The two sources' rows as one list in the order served (decided at, then key, both
 /// descending), at most `rows` of them.
 pub fn merge(mut a: Vec<Found>, b: Vec<Found>, rows: usize) -> Vec<Found> {

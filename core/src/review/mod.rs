@@ -16,6 +16,7 @@
 
 pub mod build;
 pub mod corpus;
+pub mod cursor;
 pub mod decisions;
 pub mod evidence;
 pub mod ingest;

@@ -3,9 +3,8 @@
 //! was written, one page by item id, each with its evidence and what would refresh it.
 
 use super::knowledge_search::as_of_refusal;
-use super::project::{open, read_refusal};
-use crate::state::AppState;
-use theurian_core::knowledge::freshness::{check, Ask, Finding, Reason};
+use super::prelude::*;
+use theurian_core::knowledge::freshness::{self, Ask, Finding, Reason};
 use theurian_core::model::statuses;
 use theurian_core::time::parse;
 use theurian_protocol::mcp::{
@@ -13,45 +12,56 @@ use theurian_protocol::mcp::{
     KnowledgeCheckFreshnessResponse, MayContainInstructions, StaleReason, StaleReasonCommitsItem,
     StaleReasonKind,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "knowledge.checkFreshness";
+const TOOL: ToolId = ToolId::KnowledgeCheckFreshness;
 
-fn bad(e: impl std::fmt::Display) -> Refusal {
-    Refusal::internal(TOOL, &e)
+/// The cursor and `asOf` are checked, in that order, before the project is looked at.
+pub(crate) fn check(input: &KnowledgeCheckFreshnessInput) -> Result<(), Refusal> {
+    super::shape::cursor(input.cursor.as_ref().map(|c| c.as_str()), "finding")?;
+    as_of(input.as_of.as_ref().map(|a| a.as_str())).map(drop)
+}
+
+/// The moment checked: `asOf`, or now.
+fn as_of(text: Option<&str>) -> Result<chrono::DateTime<chrono::FixedOffset>, Refusal> {
+    match text {
+        None => Ok(chrono::Utc::now().fixed_offset()),
+        Some(text) => parse(text).ok_or_else(|| as_of_refusal(text)),
+    }
 }
 
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: KnowledgeCheckFreshnessInput,
 ) -> Result<KnowledgeCheckFreshnessResponse, Refusal> {
-    let project = input.project_id.as_str();
-    let after = super::shape::cursor(input.cursor.as_ref().map(|c| c.as_str()), "finding")?;
-    let at = match input.as_of.as_ref().map(|a| a.as_str()) {
-        None => chrono::Utc::now().fixed_offset(),
-        Some(text) => parse(text).ok_or_else(|| as_of_refusal(text))?,
-    };
-    let opened = open(
-        state,
-        project,
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
+    let KnowledgeCheckFreshnessInput {
+        project_id,
+        snapshot_id: _,
+        agent_id: _,
+        task_id: _,
+        as_of: moment,
+        anchors,
+        include_unapproved,
+        cursor,
+        limit,
+    } = input;
+    let project = project_id.as_str();
+    let after = super::shape::cursor(cursor.as_ref().map(|c| c.as_str()), "finding")?;
+    let at = as_of(moment.as_ref().map(|a| a.as_str()))?;
     let visible = state.visible_levels();
     let (log, _) = theurian_core::feedback::read(&state.data, project);
-    let questioning = [FeedbackSignal::Outdated, FeedbackSignal::Wrong].map(|s| s.to_string());
-    let questioning: Vec<&str> = questioning.iter().map(String::as_str).collect();
+    let questioning = freshness::QUESTIONING.map(|s| s.as_str());
     let reported = theurian_core::feedback::against_revisions(&log, &questioning);
     let ask = Ask {
-        statuses: statuses(input.include_unapproved),
+        statuses: statuses(include_unapproved),
         visible: &visible,
         at,
-        anchors: input.anchors,
+        anchors,
         after,
-        limit: usize::try_from(input.limit.get()).unwrap_or(usize::MAX),
+        limit: usize::try_from(limit.get()).unwrap_or(usize::MAX),
         reported: &reported,
     };
-    let report = check(&opened.pool, project, &opened.resolved.root, &ask)
+    let report = freshness::check(&opened.pool, project, &opened.resolved.root, &ask)
         .await
         .map_err(read_refusal)?;
     let next_cursor = if report.more {
@@ -60,13 +70,7 @@ pub(crate) async fn answer(
         None
     };
     Ok(KnowledgeCheckFreshnessResponse {
-        project_id: input.project_id.clone(),
-        state_hash: opened
-            .resolved
-            .state_hash
-            .as_str()
-            .try_into()
-            .map_err(bad)?,
+        state_hash: opened.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
         as_of: at.to_rfc3339(),
         head: report.head,
         checked: report.checked as u64,
@@ -77,37 +81,29 @@ pub(crate) async fn answer(
             .collect::<Result<_, _>>()?,
         next_cursor,
         integrity: opened.integrity(&state.memo).await?,
+        project_id,
     })
-}
-
-/// What would refresh an item, by the strongest reason it has.
-fn refresh(reasons: &[Reason]) -> &'static str {
-    let anchored = reasons
-        .iter()
-        .any(|r| matches!(r, Reason::AnchorChanged { .. } | Reason::AnchorGone { .. }));
-    if anchored {
-        "Read the anchored files as they are now; if the knowledge no longer holds, draft a new revision with knowledge.proposeChange (new anchors at the current commit), or retire the item."
-    } else if reasons.iter().any(|r| matches!(r, Reason::Reported { .. })) {
-        "Check the reports (`theurian feedback report`) against the knowledge; if they hold, draft a corrected revision with knowledge.proposeChange, or retire the item."
-    } else if reasons.iter().any(|r| matches!(r, Reason::Expired { .. })) {
-        "Confirm the knowledge still holds and draft a revision with a new validity window with knowledge.proposeChange, or retire the item."
-    } else {
-        "Nothing to do until the window begins; until then searches with asOf earlier than it leave the item out."
-    }
 }
 
 fn finding(f: &Finding) -> Result<FreshnessFinding, Refusal> {
     Ok(FreshnessFinding {
-        item_id: f.item.item_id.as_str().try_into().map_err(bad)?,
-        revision_id: f.item.revision_id.as_str().try_into().map_err(bad)?,
+        item_id: f.item.item_id.as_str().try_into().or_internal(TOOL)?,
+        revision_id: f.item.revision_id.as_str().try_into().or_internal(TOOL)?,
         title: theurian_protocol::mcp::Title(f.item.title.clone()),
         age_days: f.age_days,
         reasons: f.reasons.iter().map(reason).collect(),
-        refresh: refresh(&f.reasons).to_owned(),
+        refresh: freshness::refresh_advice(&f.reasons).to_owned(),
         content_classification: ContentClassification::UntrustedKnowledge,
         may_contain_instructions: MayContainInstructions(true),
         executable: Default::default(),
     })
+}
+
+fn commit((sha, at): &(String, String)) -> StaleReasonCommitsItem {
+    StaleReasonCommitsItem {
+        sha: sha.clone(),
+        at: at.clone(),
+    }
 }
 
 fn reason(r: &Reason) -> StaleReason {
@@ -141,13 +137,7 @@ fn reason(r: &Reason) -> StaleReason {
             kind: StaleReasonKind::AnchorChanged,
             file_path: Some(file_path.clone()),
             since: Some(since.clone()),
-            commits: commits
-                .iter()
-                .map(|(sha, at)| StaleReasonCommitsItem {
-                    sha: sha.clone(),
-                    at: at.clone(),
-                })
-                .collect(),
+            commits: commits.iter().map(commit).collect(),
             more_commits: *more,
             ..empty
         },

@@ -1,29 +1,20 @@
 //! `knowledge.get`: one item's current revision with provenance. An absent id and a withheld
 //! one get the same answer; an item missing because the state is damaged is reported as damage.
 
-use super::project::{open, read_refusal};
+use super::prelude::*;
 use super::shape::result;
-use crate::state::AppState;
-use theurian_core::model::{read, statuses, INTEGRITY_REMEDY};
-use theurian_protocol::mcp::{KnowledgeGetInput, KnowledgeGetResponse, RefusalMetaCode, Relation};
-use theurian_protocol::Refusal;
+use theurian_core::model::read::{self, ItemView};
+use theurian_core::model::{statuses, INTEGRITY_REMEDY};
+use theurian_protocol::mcp::{
+    Integrity, KnowledgeGetInput, KnowledgeGetResponse, RefusalMetaCode, Relation,
+};
 
-const TOOL: &str = "knowledge.get";
+const TOOL: ToolId = ToolId::KnowledgeGet;
 
-pub(crate) async fn answer(
-    state: &AppState,
-    input: KnowledgeGetInput,
-) -> Result<KnowledgeGetResponse, Refusal> {
-    let KnowledgeGetInput {
-        agent_id: _,
-        include_unapproved,
-        item_id,
-        project_id,
-        snapshot_id,
-        task_id: _,
-    } = input;
-    let project = project_id.as_str();
-    if item_id
+/// An id that is no item id is refused before the project is looked at.
+pub(crate) fn check(input: &KnowledgeGetInput) -> Result<(), Refusal> {
+    if input
+        .item_id
         .parse::<theurian_protocol::migration::ItemId>()
         .is_err()
     {
@@ -33,7 +24,23 @@ pub(crate) async fn answer(
             "Use knowledge.search on the project to find one.",
         ));
     }
-    let opened = open(state, project, snapshot_id.as_ref().map(|s| s.as_str())).await?;
+    Ok(())
+}
+
+pub(crate) async fn answer(
+    state: &AppState,
+    opened: Opened,
+    input: KnowledgeGetInput,
+) -> Result<KnowledgeGetResponse, Refusal> {
+    let KnowledgeGetInput {
+        agent_id: _,
+        include_unapproved,
+        item_id,
+        project_id,
+        snapshot_id: _,
+        task_id: _,
+    } = input;
+    let project = project_id.as_str();
     let statuses = statuses(include_unapproved);
     let visible = state.visible_levels();
     let found = read::item(&opened.pool, project, item_id.as_str(), statuses, &visible)
@@ -41,42 +48,11 @@ pub(crate) async fn answer(
         .map_err(read_refusal)?;
     let integrity = opened.integrity(&state.memo).await?;
     let Some(item) = found else {
-        return Err(if integrity.is_some() {
-            Refusal::new(
-                RefusalMetaCode::StateUnavailable,
-                format!(
-                    "The project could not be fully read: its derived state disagrees with its own records about what it holds, so an item the migrations define may be missing. {INTEGRITY_REMEDY}"
-                ),
-            )
-        } else {
-            super::shape::item_not_served("Use knowledge.search to find the id, or pass includeUnapproved for proposed items.")
-        });
+        return Err(not_found(integrity.as_ref()));
     };
     let now = chrono::Utc::now().fixed_offset();
-    let hit = result(&item, &item.anchors, &now, TOOL)?;
-    let relations = read::relations(&opened.pool, project, &item.item_id, statuses, &visible)
-        .await
-        .map_err(read_refusal)?
-        .into_iter()
-        .map(|r| {
-            Ok(Relation {
-                relation_type: r
-                    .relation_type
-                    .parse()
-                    .map_err(|e| Refusal::internal(TOOL, &e))?,
-                target_item_id: r
-                    .target_item_id
-                    .as_str()
-                    .try_into()
-                    .map_err(|e| Refusal::internal(TOOL, &e))?,
-                note: r
-                    .note
-                    .map(|n| n.as_str().try_into())
-                    .transpose()
-                    .map_err(|e| Refusal::internal(TOOL, &e))?,
-            })
-        })
-        .collect::<Result<Vec<_>, Refusal>>()?;
+    let hit = result(&item, &item.anchors, &now, TOOL.spec().name)?;
+    let relations = relations(&opened, project, &item, statuses, &visible).await?;
     let structured = item
         .structured
         .as_deref()
@@ -101,4 +77,47 @@ pub(crate) async fn answer(
         structured,
         integrity,
     })
+}
+
+/// No item under the id: damage when the state disagrees with itself, else the one answer an
+/// absent and a withheld item share.
+fn not_found(integrity: Option<&Integrity>) -> Refusal {
+    if integrity.is_some() {
+        Refusal::new(
+            RefusalMetaCode::StateUnavailable,
+            format!(
+                "The project could not be fully read: its derived state disagrees with its own records about what it holds, so an item the migrations define may be missing. {INTEGRITY_REMEDY}"
+            ),
+        )
+    } else {
+        super::shape::item_not_served(
+            "Use knowledge.search to find the id, or pass includeUnapproved for proposed items.",
+        )
+    }
+}
+
+/// The item's relations to what the caller may read, on the wire.
+async fn relations(
+    opened: &Opened,
+    project: &str,
+    item: &ItemView,
+    statuses: &[&str],
+    visible: &[&str],
+) -> Result<Vec<Relation>, Refusal> {
+    read::relations(&opened.pool, project, &item.item_id, statuses, visible)
+        .await
+        .map_err(read_refusal)?
+        .into_iter()
+        .map(|r| {
+            Ok(Relation {
+                relation_type: r.relation_type.parse().or_internal(TOOL)?,
+                target_item_id: r.target_item_id.as_str().try_into().or_internal(TOOL)?,
+                note: r
+                    .note
+                    .map(|n| n.as_str().try_into())
+                    .transpose()
+                    .or_internal(TOOL)?,
+            })
+        })
+        .collect()
 }

@@ -2,28 +2,19 @@
 //! that apply to a task and its files, shaped for the wire and packed under the caller's token
 //! budget with every entry priced as it is sent.
 
-use super::project::{open, read_refusal};
-use crate::state::AppState;
-use theurian_core::knowledge::context::{candidates, pack, Ask, Candidate, Why};
-use theurian_core::knowledge::search::{Served, Source};
+use super::prelude::*;
+use theurian_core::knowledge::context::{candidates, pack, relative_paths, Ask, Candidate, Why};
+use theurian_core::knowledge::search::Served;
 use theurian_core::model::text::priced_tokens;
 use theurian_protocol::mcp::{
     ContentClassification, ContextItem, InclusionReason, InclusionReasonKind,
     KnowledgeGetContextInput, KnowledgeGetContextResponse, MayContainInstructions,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "knowledge.getContext";
+const TOOL: ToolId = ToolId::KnowledgeGetContext;
 
-fn bad(e: impl std::fmt::Display) -> Refusal {
-    Refusal::internal(TOOL, &e)
-}
-
-pub(crate) async fn answer(
-    state: &AppState,
-    input: KnowledgeGetContextInput,
-) -> Result<KnowledgeGetContextResponse, Refusal> {
-    let project = input.project_id.as_str();
+/// A task of only whitespace is refused before the project is looked at.
+pub(crate) fn check(input: &KnowledgeGetContextInput) -> Result<(), Refusal> {
     if input.task.trim().is_empty() {
         return Err(Refusal::argument(
             "task",
@@ -31,64 +22,62 @@ pub(crate) async fn answer(
             "Describe the task in words.",
         ));
     }
-    let opened = open(
-        state,
-        project,
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
+    Ok(())
+}
+
+pub(crate) async fn answer(
+    state: &AppState,
+    opened: Opened,
+    input: KnowledgeGetContextInput,
+) -> Result<KnowledgeGetContextResponse, Refusal> {
+    let KnowledgeGetContextInput {
+        project_id,
+        snapshot_id: _,
+        agent_id: _,
+        task_id: _,
+        task,
+        paths,
+        max_tokens,
+        include_unapproved,
+    } = input;
     let root = opened.resolved.root.to_string_lossy().into_owned();
-    // Agents often send absolute paths: those inside the project are made relative to it.
-    let paths: Vec<String> = input
-        .paths
-        .iter()
-        .map(|p| {
-            let p = p.as_str();
-            p.strip_prefix(root.as_str())
-                .map_or(p, |rest| rest.trim_start_matches('/'))
-                .to_owned()
-        })
-        .collect();
+    let paths = relative_paths(&root, paths.iter().map(|p| p.as_str()));
     // The seat held it to the schema's range; a value it could not have passed is still safe.
-    let max_tokens = u64::try_from(input.max_tokens).unwrap_or(1).max(1);
+    let max_tokens = u64::try_from(max_tokens).unwrap_or(1).max(1);
     let _permit = state.search_gate.enter().await?;
     let visible = state.visible_levels();
-    let source = Source {
-        data: &state.data,
-        root: &opened.resolved.root,
-        project,
-        pool: &opened.pool,
-        database: &opened.resolved.database,
-        state_hash: &opened.resolved.state_hash,
-        indexes: &state.indexes,
-        memo: &state.memo,
-        visible: &visible,
-    };
+    let source = opened.source(state, project_id.as_str(), &visible);
     let ask = Ask {
-        task: &input.task,
+        task: &task,
         paths: &paths,
-        include_unapproved: input.include_unapproved,
+        include_unapproved,
     };
     let (found, served) = candidates(&source, &ask).await.map_err(read_refusal)?;
-    let mut response = KnowledgeGetContextResponse {
-        project_id: input.project_id.clone(),
-        state_hash: opened
-            .resolved
-            .state_hash
-            .as_str()
-            .try_into()
-            .map_err(bad)?,
+    let response = KnowledgeGetContextResponse {
+        state_hash: opened.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
         items: Vec::new(),
         // The largest values these can take, so the envelope is priced at its widest.
         used_tokens: max_tokens,
-        max_tokens: std::num::NonZeroU64::new(max_tokens).ok_or_else(|| bad("budget"))?,
+        max_tokens: std::num::NonZeroU64::new(max_tokens)
+            .ok_or("budget")
+            .or_internal(TOOL)?,
         omitted: found.len() as u64,
         search_fallback: match served {
             Served::Ranked { .. } => None,
             Served::Unranked(reason) => Some(reason),
         },
         integrity: opened.integrity(&state.memo).await?,
+        project_id,
     };
+    packed(response, &found, max_tokens)
+}
+
+/// `response` with as many of `found` as fit `max_tokens`, the last one cut when it helps.
+fn packed(
+    mut response: KnowledgeGetContextResponse,
+    found: &[Candidate],
+    max_tokens: u64,
+) -> Result<KnowledgeGetContextResponse, Refusal> {
     let envelope = priced_tokens(&response);
     let bodies: Vec<&str> = found.iter().map(|c| c.item.body.as_str()).collect();
     // Each entry is priced as sent, plus one for the separator before it, with `cut` at its
@@ -109,13 +98,13 @@ pub(crate) async fn answer(
 fn item(c: &Candidate, body: &str, cut: bool) -> Result<ContextItem, Refusal> {
     let v = &c.item;
     Ok(ContextItem {
-        item_id: v.item_id.as_str().try_into().map_err(bad)?,
-        revision_id: v.revision_id.as_str().try_into().map_err(bad)?,
+        item_id: v.item_id.as_str().try_into().or_internal(TOOL)?,
+        revision_id: v.revision_id.as_str().try_into().or_internal(TOOL)?,
         title: theurian_protocol::mcp::Title(v.title.clone()),
         kind: v.kind.clone(),
-        status: v.status.parse().map_err(bad)?,
-        trust_level: v.trust_level.parse().map_err(bad)?,
-        sensitivity: v.sensitivity.parse().map_err(bad)?,
+        status: v.status.parse().or_internal(TOOL)?,
+        trust_level: v.trust_level.parse().or_internal(TOOL)?,
+        sensitivity: v.sensitivity.parse().or_internal(TOOL)?,
         why: c.why.iter().map(reason).collect::<Result<_, _>>()?,
         body: body.to_owned(),
         cut,
@@ -147,8 +136,8 @@ fn reason(w: &Why) -> Result<InclusionReason, Refusal> {
         },
         Why::Related { via, relation } => InclusionReason {
             kind: InclusionReasonKind::Related,
-            via: Some(via.as_str().try_into().map_err(bad)?),
-            relation_type: Some(relation.parse().map_err(bad)?),
+            via: Some(via.as_str().try_into().or_internal(TOOL)?),
+            relation_type: Some(relation.parse().or_internal(TOOL)?),
             ..none
         },
     })

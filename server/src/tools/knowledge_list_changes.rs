@@ -2,35 +2,42 @@
 //! opened as pins are (the older must still be held on this machine), one page of changes by
 //! item id, and the cursor to the next.
 
-use super::project::{open, read_refusal};
-use crate::state::AppState;
+use super::prelude::*;
+use super::project::open;
 use theurian_core::knowledge::changes::{changes, Change, Kind, Scope};
 use theurian_core::model::statuses;
 use theurian_protocol::mcp::{
     ContentClassification, ItemChange, ItemChangeChange, KnowledgeListChangesInput,
     KnowledgeListChangesResponse, MayContainInstructions, RefusalMetaCode,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "knowledge.listChanges";
+const TOOL: ToolId = ToolId::KnowledgeListChanges;
 
-fn bad(e: impl std::fmt::Display) -> Refusal {
-    Refusal::internal(TOOL, &e)
+/// The cursor is checked before either state is opened.
+pub(crate) fn check(input: &KnowledgeListChangesInput) -> Result<(), Refusal> {
+    super::shape::cursor(input.cursor.as_ref().map(|c| c.as_str()), "change").map(drop)
 }
 
+/// The newer state is the one the seam opened (the pin, or the current state); the older is
+/// `since`, which must still be held on this machine.
 pub(crate) async fn answer(
     state: &AppState,
+    newer: Opened,
     input: KnowledgeListChangesInput,
 ) -> Result<KnowledgeListChangesResponse, Refusal> {
-    let project = input.project_id.as_str();
-    let after = super::shape::cursor(input.cursor.as_ref().map(|c| c.as_str()), "change")?;
-    let newer = open(
-        state,
-        project,
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
-    let older = open(state, project, Some(input.since.as_str()))
+    let KnowledgeListChangesInput {
+        project_id,
+        snapshot_id: _,
+        agent_id: _,
+        task_id: _,
+        since,
+        include_unapproved,
+        cursor,
+        limit,
+    } = input;
+    let project = project_id.as_str();
+    let after = super::shape::cursor(cursor.as_ref().map(|c| c.as_str()), "change")?;
+    let older = open(state, project, Some(since.as_str()))
         .await
         .map_err(|r| match r.meta.code {
             RefusalMetaCode::SnapshotNotFound => Refusal::new(
@@ -42,10 +49,10 @@ pub(crate) async fn answer(
     let visible = state.visible_levels();
     let scope = Scope {
         project,
-        statuses: statuses(input.include_unapproved),
+        statuses: statuses(include_unapproved),
         visible: &visible,
     };
-    let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
+    let limit = usize::try_from(limit.get()).unwrap_or(usize::MAX);
     let (page, more) = changes(
         &older.pool,
         &newer.pool,
@@ -63,20 +70,20 @@ pub(crate) async fn answer(
     };
     let changes: Vec<ItemChange> = page.iter().map(item_change).collect::<Result<_, _>>()?;
     Ok(KnowledgeListChangesResponse {
-        project_id: input.project_id.clone(),
-        since: input.since.clone(),
-        state_hash: newer.resolved.state_hash.as_str().try_into().map_err(bad)?,
+        state_hash: newer.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
         count: changes.len() as i64,
         changes,
         next_cursor,
         integrity: newer.integrity(&state.memo).await?,
+        project_id,
+        since,
     })
 }
 
 fn item_change(c: &Change) -> Result<ItemChange, Refusal> {
-    let revision = |r: &Option<String>| r.as_deref().map(|r| r.try_into().map_err(bad)).transpose();
+    let revision = |r: &Option<String>| r.as_deref().map(|r| r.try_into().or_internal(TOOL)).transpose();
     Ok(ItemChange {
-        item_id: c.item_id.as_str().try_into().map_err(bad)?,
+        item_id: c.item_id.as_str().try_into().or_internal(TOOL)?,
         change: match c.kind {
             Kind::Added => ItemChangeChange::Added,
             Kind::Revised => ItemChangeChange::Revised,
@@ -90,12 +97,12 @@ fn item_change(c: &Change) -> Result<ItemChange, Refusal> {
         relabelled: c
             .relabelled
             .iter()
-            .map(|l| l.parse().map_err(bad))
+            .map(|l| l.parse().or_internal(TOOL))
             .collect::<Result<_, _>>()?,
         migration_ids: c
             .migrations
             .iter()
-            .map(|m| m.as_str().try_into().map_err(bad))
+            .map(|m| m.as_str().try_into().or_internal(TOOL))
             .collect::<Result<_, _>>()?,
         content_classification: ContentClassification::UntrustedKnowledge,
         may_contain_instructions: MayContainInstructions(true),

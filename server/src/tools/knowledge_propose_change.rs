@@ -2,17 +2,15 @@
 //! directory for a human to review and merge. The handler holds only the draft-only facade,
 //! so no path from here reaches `.theurian/migrations/`, the knowledge tree or the state.
 
-use super::project::open;
-use crate::state::AppState;
+use super::prelude::*;
 use theurian_core::proposal::draft::{Anchor, ContentRequest, DraftOnly, Evidence};
 use theurian_core::proposal::DraftError;
 use theurian_protocol::mcp::{
     DraftEvidence, DraftSourceAnchor, KnowledgeProposeChangeInput, KnowledgeProposeChangeResponse,
     RefusalMetaCode,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "knowledge.proposeChange";
+const TOOL: ToolId = ToolId::KnowledgeProposeChange;
 
 /// The recorded evidence, refusing a top-level agent or task label that contradicts it.
 pub(crate) fn evidence(
@@ -62,73 +60,94 @@ pub(crate) fn refusal(e: DraftError) -> Refusal {
     Refusal::new(code, format!("{message} {remedy}"))
 }
 
-/// Runs a draft on the blocking pool (it reads the landed set and writes files).
+/// Runs `tool`'s draft on the blocking pool (it reads the landed set and writes files).
 pub(crate) async fn drafted<T: Send + 'static>(
+    tool: ToolId,
     job: impl FnOnce() -> Result<T, DraftError> + Send + 'static,
 ) -> Result<T, Refusal> {
     tokio::task::spawn_blocking(job)
         .await
-        .map_err(|e| Refusal::internal(TOOL, &e))?
+        .or_internal(tool)?
         .map_err(refusal)
 }
 
+pub(crate) use super::no_check as check;
+
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: KnowledgeProposeChangeInput,
 ) -> Result<KnowledgeProposeChangeResponse, Refusal> {
-    let opened = open(
-        state,
-        input.project_id.as_str(),
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
-    if input
-        .item_id
-        .parse::<theurian_protocol::migration::ItemId>()
-        .is_err()
-    {
-        return Err(Refusal::invalid_input(
-            "`itemId` is not a usable item id: ids are lower-case dot-separated kebab-case segments (e.g. architecture.retry-policy), at most 200 characters. Nothing was drafted.",
-        ));
-    }
-    theurian_core::proposal::draft::vocabulary(
-        &input.kind,
-        input.trust_level.as_deref(),
-        input.sensitivity.as_deref(),
-    )
-    .map_err(refusal)?;
-    let evidence = evidence(
-        &input.evidence,
-        input.agent_id.as_ref().map(|a| a.as_str()),
-        input.task_id.as_ref().map(|t| t.as_str()),
-    )?;
-    let request = ContentRequest {
-        item_id: input.item_id.to_string(),
-        title: input.title,
-        kind: input.kind,
-        owner: input.owner,
-        author: input.author,
-        description: input.description,
-        body: input.body.to_string(),
-        content_type: input.content_type.to_string(),
-        evidence,
-        source_anchors: anchors(&input.source_anchors),
-        labels: input.labels.unwrap_or_default(),
-        scope_paths: input.scope_paths,
-        namespace: input.namespace,
-        trust_level: input.trust_level,
-        sensitivity: input.sensitivity,
-        expected_revision: input.expected_revision,
-        local: input.local,
-        record_defaults: false,
-    };
+    let request = content_request(input)?;
     let root = opened.resolved.root.clone();
     let visible: Vec<String> = state
         .visible_levels()
         .into_iter()
         .map(str::to_owned)
         .collect();
-    let payload =
-        drafted(move || DraftOnly::open(&root, Some(visible))?.draft_content(&request)).await?;
+    let payload = drafted(TOOL, move || {
+        DraftOnly::open(&root, Some(visible))?.draft_content(&request)
+    })
+    .await?;
     Ok(KnowledgeProposeChangeResponse(payload))
+}
+
+/// The drafter's request, after the checks that need no state: a usable item id, the closed
+/// vocabularies, and agent labels that agree with the evidence.
+fn content_request(input: KnowledgeProposeChangeInput) -> Result<ContentRequest, Refusal> {
+    let KnowledgeProposeChangeInput {
+        project_id: _,
+        snapshot_id: _,
+        agent_id,
+        task_id,
+        item_id,
+        title,
+        kind,
+        owner,
+        author,
+        description,
+        body,
+        content_type,
+        evidence: stated,
+        source_anchors,
+        labels,
+        scope_paths,
+        namespace,
+        trust_level,
+        sensitivity,
+        expected_revision,
+        local,
+    } = input;
+    super::shape::draftable_item_id(item_id.as_str(), "architecture.retry-policy")?;
+    theurian_core::proposal::draft::vocabulary(
+        &kind,
+        trust_level.as_deref(),
+        sensitivity.as_deref(),
+    )
+    .map_err(refusal)?;
+    let evidence = evidence(
+        &stated,
+        agent_id.as_ref().map(|a| a.as_str()),
+        task_id.as_ref().map(|t| t.as_str()),
+    )?;
+    Ok(ContentRequest {
+        item_id: item_id.to_string(),
+        title,
+        kind,
+        owner,
+        author,
+        description,
+        body: body.to_string(),
+        content_type: content_type.to_string(),
+        evidence,
+        source_anchors: anchors(&source_anchors),
+        labels: labels.unwrap_or_default(),
+        scope_paths,
+        namespace,
+        trust_level,
+        sensitivity,
+        expected_revision,
+        local,
+        record_defaults: false,
+    })
 }

@@ -3,12 +3,11 @@
 //! the inputs are clamped and checked, the hits shaped for the wire, and the answer priced into
 //! the caller's token budget as a prefix.
 
-use super::project::{open, read_refusal};
+use super::prelude::*;
 use super::shape::result;
-use crate::state::AppState;
 use theurian_core::index::choose::Fallback;
 use theurian_core::index::search::FoundBy;
-use theurian_core::knowledge::search::{budget_prefix, search, Ask, Found, Served, Source};
+use theurian_core::knowledge::search::{budget_prefix, search, Ask, Found, Served};
 use theurian_core::model::text::priced_tokens;
 use theurian_core::time::parse;
 use theurian_protocol::mcp::{
@@ -16,9 +15,8 @@ use theurian_protocol::mcp::{
     RetrievalMetadataMode, RetrievalMetadataStaleAgainst, RetrievalResult,
     RetrievalResultRaptorPathItem,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "knowledge.search";
+const TOOL: ToolId = ToolId::KnowledgeSearch;
 /// Results are clamped to this range, never refused for it.
 pub const LIMIT_RANGE: (i64, i64) = (1, 50);
 /// The token budget is clamped to this range.
@@ -56,10 +54,6 @@ fn mode(results: &[RetrievalResult]) -> RetrievalMetadataMode {
     }
 }
 
-fn bad(e: impl std::fmt::Display) -> Refusal {
-    Refusal::internal(TOOL, &e)
-}
-
 /// The refusal for an `asOf` the parser does not take, saying whether only the offset is missing.
 pub(crate) fn as_of_refusal(text: &str) -> Refusal {
     let naive = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f").is_ok()
@@ -71,8 +65,11 @@ pub(crate) fn as_of_refusal(text: &str) -> Refusal {
     })
 }
 
+pub(crate) use super::no_check as check;
+
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: KnowledgeSearchInput,
 ) -> Result<KnowledgeSearchResponse, Refusal> {
     let KnowledgeSearchInput {
@@ -83,12 +80,11 @@ pub(crate) async fn answer(
         max_tokens,
         project_id,
         query,
-        snapshot_id,
+        snapshot_id: _,
         task_id: _,
         use_dense,
     } = input;
     let project = project_id.as_str();
-    let opened = open(state, project, snapshot_id.as_ref().map(|s| s.as_str())).await?;
     if query.trim().is_empty() {
         return Err(Refusal::invalid_input(
             "At query: the text holds only whitespace. Send the words or phrase to look for.",
@@ -103,17 +99,7 @@ pub(crate) async fn answer(
     let _permit = state.search_gate.enter().await?;
 
     let visible = state.visible_levels();
-    let source = Source {
-        data: &state.data,
-        root: &opened.resolved.root,
-        project,
-        pool: &opened.pool,
-        database: &opened.resolved.database,
-        state_hash: &opened.resolved.state_hash,
-        indexes: &state.indexes,
-        memo: &state.memo,
-        visible: &visible,
-    };
+    let source = opened.source(state, project, &visible);
     let ask = Ask {
         query: &query,
         include_unapproved,
@@ -128,28 +114,38 @@ pub(crate) async fn answer(
         .iter()
         .map(|f| shaped(f, &now))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut response = KnowledgeSearchResponse {
+    let response = KnowledgeSearchResponse {
         project_id: project_id.clone(),
-        query: query.as_str().try_into().map_err(bad)?,
+        query: query.as_str().try_into().or_internal(TOOL)?,
         count: 0,
         results: Vec::new(),
         retrieval: retrieval(&outcome.served, &opened.resolved.state_hash)?,
         integrity: None,
     };
+    let mut response = budgeted(response, shaped, &outcome.served, max_tokens);
+    response.integrity = opened.integrity(&state.memo).await?;
+    Ok(response)
+}
 
-    // The envelope's own cost is reserved first; hits then fill the rest as a prefix.
+/// `response` with the longest prefix of `shaped` that fits `max_tokens`: the envelope's own
+/// cost is reserved first, and the retrieval block says what the budget dropped.
+fn budgeted(
+    mut response: KnowledgeSearchResponse,
+    shaped: Vec<RetrievalResult>,
+    served: &Served,
+    max_tokens: u64,
+) -> KnowledgeSearchResponse {
     let available = max_tokens.saturating_sub(priced_tokens(&response)).max(1);
     let total = shaped.len();
     let (kept, used) = budget_prefix(available, shaped.iter().map(priced_tokens));
     response.results = shaped.into_iter().take(kept).collect();
-    if let Served::Ranked { .. } = outcome.served {
+    if let Served::Ranked { .. } = served {
         response.retrieval.mode = mode(&response.results);
     }
     response.count = response.results.len() as i64;
     response.retrieval.used_tokens = used;
     response.retrieval.dropped_for_budget = (total - kept) as u64;
-    response.integrity = opened.integrity(&state.memo).await?;
-    Ok(response)
+    response
 }
 
 /// The envelope's retrieval block for the path that answered (the mode is set once the hits
@@ -171,7 +167,7 @@ fn retrieval(served: &Served, state_hash: &str) -> Result<RetrievalMetadata, Ref
             embedding_model: dense_model.unwrap_or_default().to_owned(),
             note: if *stale { NOTE_STALE } else { NOTE_FRESH }
                 .try_into()
-                .map_err(bad)?,
+                .or_internal(TOOL)?,
             fallback_reason: None,
             snapshot_id: state_hash.to_owned(),
             used_tokens: 0,
@@ -185,7 +181,7 @@ fn retrieval(served: &Served, state_hash: &str) -> Result<RetrievalMetadata, Ref
             indexes_unapproved: false,
             index_build_id: None,
             embedding_model: String::new(),
-            note: note(*f).try_into().map_err(bad)?,
+            note: note(*f).try_into().or_internal(TOOL)?,
             fallback_reason: Some(*f),
             snapshot_id: state_hash.to_owned(),
             used_tokens: 0,
@@ -199,7 +195,7 @@ fn shaped(
     found: &Found,
     now: &chrono::DateTime<chrono::FixedOffset>,
 ) -> Result<RetrievalResult, Refusal> {
-    let mut hit = result(found.item.view(), &found.anchors, now, TOOL)?;
+    let mut hit = result(found.item.view(), &found.anchors, now, TOOL.spec().name)?;
     if let Some(text) = &found.excerpt {
         hit.excerpt = Excerpt(text.clone());
     }

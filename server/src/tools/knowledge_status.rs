@@ -2,26 +2,29 @@
 //! migrations it applied, and the integrity key when the bounded check finds damage. Counts never
 //! include what the ceiling withholds, not even as a total.
 
-use super::project::{open, read_refusal};
-use crate::state::AppState;
+use super::prelude::*;
 use std::num::NonZeroU64;
 use theurian_core::model::read;
 use theurian_protocol::mcp::{
     KnowledgeStatusInput, KnowledgeStatusResponse, KnowledgeStatusResponseItemsByStatus,
 };
-use theurian_protocol::Refusal;
+
+const TOOL: ToolId = ToolId::KnowledgeStatus;
+
+pub(crate) use super::no_check as check;
 
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: KnowledgeStatusInput,
 ) -> Result<KnowledgeStatusResponse, Refusal> {
-    let project = input.project_id.as_str();
-    let opened = open(
-        state,
-        project,
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
+    let KnowledgeStatusInput {
+        project_id,
+        snapshot_id: _,
+        agent_id: _,
+        task_id: _,
+    } = input;
+    let project = project_id.as_str();
     let visible = state.visible_levels();
     let counts = read::status_counts(&opened.pool, project, &visible)
         .await
@@ -49,18 +52,14 @@ pub(crate) async fn answer(
             .map_err(read_refusal)?,
     };
     Ok(KnowledgeStatusResponse {
-        project_id: input.project_id.clone(),
-        state_hash: opened
-            .resolved
-            .state_hash
-            .as_str()
-            .try_into()
-            .map_err(|e| Refusal::internal("knowledge.status", &e))?,
+        state_hash: opened.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
         item_count: total,
         items_by_status: by_status,
         applied_migrations: applied,
         schema_version: NonZeroU64::new(theurian_core::CANONICAL_SCHEMA_VERSION)
-            .ok_or_else(|| Refusal::internal("knowledge.status", &"schema version"))?,
+            .ok_or("schema version")
+            .or_internal(TOOL)?,
         integrity: opened.integrity(&state.memo).await?,
+        project_id,
     })
 }

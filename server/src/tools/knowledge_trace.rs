@@ -2,8 +2,7 @@
 //! item and the typed edges among them, never walking through what the caller may not read. An
 //! absent start and a withheld one get the same refusal, as `knowledge.get` gives.
 
-use super::project::{open, read_refusal};
-use crate::state::AppState;
+use super::prelude::*;
 use theurian_core::knowledge::trace::{trace, Ask, Direction};
 use theurian_core::model::read::{Edge, ItemView};
 use theurian_core::model::statuses;
@@ -11,44 +10,40 @@ use theurian_protocol::mcp::{
     ContentClassification, KnowledgeTraceInput, KnowledgeTraceInputDirection,
     KnowledgeTraceResponse, MayContainInstructions, TraceEdge, TraceNode,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "knowledge.trace";
+const TOOL: ToolId = ToolId::KnowledgeTrace;
 
-fn bad(e: impl std::fmt::Display) -> Refusal {
-    Refusal::internal(TOOL, &e)
-}
+pub(crate) use super::no_check as check;
 
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: KnowledgeTraceInput,
 ) -> Result<KnowledgeTraceResponse, Refusal> {
-    let project = input.project_id.as_str();
-    let opened = open(
-        state,
-        project,
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
-    let named: Option<Vec<String>> = input
-        .relation_types
-        .as_ref()
-        .map(|t| t.iter().map(ToString::to_string).collect());
-    let types: Option<Vec<&str>> = named
-        .as_ref()
-        .map(|t| t.iter().map(String::as_str).collect());
+    let KnowledgeTraceInput {
+        project_id,
+        snapshot_id: _,
+        item_id,
+        direction,
+        relation_types,
+        depth,
+        limit,
+        include_unapproved,
+        agent_id: _,
+        task_id: _,
+    } = input;
+    let project = project_id.as_str();
+    let named: Option<Vec<String>> =
+        relation_types.map(|t| t.iter().map(ToString::to_string).collect());
+    let types: Option<Vec<&str>> = named.as_ref().map(|t| t.iter().map(String::as_str).collect());
     let visible = state.visible_levels();
     let ask = Ask {
-        start: input.item_id.as_str(),
-        direction: match input.direction {
-            KnowledgeTraceInputDirection::Outgoing => Direction::Outgoing,
-            KnowledgeTraceInputDirection::Incoming => Direction::Incoming,
-            KnowledgeTraceInputDirection::Both => Direction::Both,
-        },
+        start: item_id.as_str(),
+        direction: walk(direction),
         types: types.as_deref(),
-        depth: u32::try_from(input.depth.get()).unwrap_or(u32::MAX),
-        limit: usize::try_from(input.limit.get()).unwrap_or(usize::MAX),
-        statuses: statuses(input.include_unapproved),
+        depth: u32::try_from(depth.get()).unwrap_or(u32::MAX),
+        limit: usize::try_from(limit.get()).unwrap_or(usize::MAX),
+        statuses: statuses(include_unapproved),
         visible: &visible,
     };
     let found = trace(&opened.pool, project, &ask)
@@ -62,16 +57,11 @@ pub(crate) async fn answer(
     let start = found
         .nodes
         .first()
-        .ok_or_else(|| bad("a trace without its start"))?;
-    let item_id = start.0.item_id.as_str().try_into().map_err(bad)?;
+        .ok_or("a trace without its start")
+        .or_internal(TOOL)?;
+    let item_id = start.0.item_id.as_str().try_into().or_internal(TOOL)?;
     Ok(KnowledgeTraceResponse {
-        project_id: input.project_id.clone(),
-        state_hash: opened
-            .resolved
-            .state_hash
-            .as_str()
-            .try_into()
-            .map_err(bad)?,
+        state_hash: opened.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
         item_id,
         nodes: found
             .nodes
@@ -81,18 +71,28 @@ pub(crate) async fn answer(
         edges: found.edges.iter().map(edge).collect::<Result<_, _>>()?,
         truncated: found.truncated,
         integrity: opened.integrity(&state.memo).await?,
+        project_id,
     })
+}
+
+/// The direction the walk follows edges in.
+fn walk(direction: KnowledgeTraceInputDirection) -> Direction {
+    match direction {
+        KnowledgeTraceInputDirection::Outgoing => Direction::Outgoing,
+        KnowledgeTraceInputDirection::Incoming => Direction::Incoming,
+        KnowledgeTraceInputDirection::Both => Direction::Both,
+    }
 }
 
 fn node(v: &ItemView, distance: u32) -> Result<TraceNode, Refusal> {
     Ok(TraceNode {
-        item_id: v.item_id.as_str().try_into().map_err(bad)?,
-        revision_id: v.revision_id.as_str().try_into().map_err(bad)?,
+        item_id: v.item_id.as_str().try_into().or_internal(TOOL)?,
+        revision_id: v.revision_id.as_str().try_into().or_internal(TOOL)?,
         title: theurian_protocol::mcp::Title(v.title.clone()),
         kind: v.kind.clone(),
-        status: v.status.parse().map_err(bad)?,
-        trust_level: v.trust_level.parse().map_err(bad)?,
-        sensitivity: v.sensitivity.parse().map_err(bad)?,
+        status: v.status.parse().or_internal(TOOL)?,
+        trust_level: v.trust_level.parse().or_internal(TOOL)?,
+        sensitivity: v.sensitivity.parse().or_internal(TOOL)?,
         distance: i64::from(distance),
         content_classification: ContentClassification::UntrustedKnowledge,
         may_contain_instructions: MayContainInstructions(true),
@@ -102,13 +102,13 @@ fn node(v: &ItemView, distance: u32) -> Result<TraceNode, Refusal> {
 
 fn edge(e: &Edge) -> Result<TraceEdge, Refusal> {
     Ok(TraceEdge {
-        source_item_id: e.source.as_str().try_into().map_err(bad)?,
-        relation_type: e.relation_type.parse().map_err(bad)?,
-        target_item_id: e.target.as_str().try_into().map_err(bad)?,
+        source_item_id: e.source.as_str().try_into().or_internal(TOOL)?,
+        relation_type: e.relation_type.parse().or_internal(TOOL)?,
+        target_item_id: e.target.as_str().try_into().or_internal(TOOL)?,
         note: e
             .note
             .as_deref()
-            .map(|n| n.try_into().map_err(bad))
+            .map(|n| n.try_into().or_internal(TOOL))
             .transpose()?,
     })
 }

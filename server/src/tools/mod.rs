@@ -1,41 +1,20 @@
-//! The tool handlers, one file per tool, and the registration decisions for the whole contract.
+//! The tool handlers, one file per tool, and the one place that registers them.
 //!
-//! Every tool in the schemas has a constant here: `Some(KeyUsage)` registers it and declares
-//! which input keys it reads; `None` keeps a tool this build does not serve yet out of
-//! `tools/list` (and `system.capabilities` reports it as absent).
+//! [`theurian_protocol::tool_handlers!`] (generated from the tool table) declares each handler
+//! module listed below and implements the generated trait with it: a project-scoped tool's
+//! `check(&input)` runs first, then the seam opens the project at the pinned snapshot
+//! ([`project::open_pinned`]) and calls `answer(&state, opened, input)`; the others get
+//! `answer(&state, input)`. Every tool of the contract is named once here, served or not, or
+//! nothing compiles. A handler destructures its input exhaustively, so a key added to a schema
+//! does not compile until its handler decides about it.
 
-mod knowledge_check_freshness;
-mod knowledge_generate_migration_draft;
-mod knowledge_get;
-mod knowledge_get_context;
-mod knowledge_list_changes;
-mod knowledge_propose_change;
-mod knowledge_search;
-mod knowledge_status;
-mod knowledge_submit_feedback;
-mod knowledge_trace;
 mod project;
-mod project_list;
-mod project_status;
-mod review_find_similar;
-mod review_findings;
-mod review_generate_knowledge_candidate;
-mod review_get_decisions;
-mod review_get_thread;
-mod review_list_unresolved;
-mod review_search;
 mod review_shared;
 mod shape;
-mod system_capabilities;
-mod system_index_status;
 
 use crate::state::AppState;
-use theurian_protocol::mcp;
-use theurian_protocol::tools::ToolHandlers;
-use theurian_protocol::{KeyUsage, Refusal};
-
-/// Why read tools accept but do not act on the agent labels.
-const PROVENANCE_ONLY: &str = "a provenance label; read tools answer the same whoever asks, and only proposal-drafting tools record it";
+use theurian_protocol::tools::ToolId;
+use theurian_protocol::Refusal;
 
 /// The daemon's implementation of the generated handler trait.
 pub struct Handlers {
@@ -49,372 +28,56 @@ impl Handlers {
     }
 }
 
-impl ToolHandlers for Handlers {
-    const KNOWLEDGE_SEARCH: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "query",
-            "limit",
-            "maxTokens",
-            "includeUnapproved",
-            "asOf",
-            "useDense",
-        ],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const KNOWLEDGE_GET: Option<KeyUsage> = Some(KeyUsage {
-        read: &["projectId", "snapshotId", "itemId", "includeUnapproved"],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const KNOWLEDGE_STATUS: Option<KeyUsage> = Some(KeyUsage {
-        read: &["projectId", "snapshotId"],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const KNOWLEDGE_TRACE: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "itemId",
-            "direction",
-            "relationTypes",
-            "depth",
-            "limit",
-            "includeUnapproved",
-        ],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const KNOWLEDGE_LIST_CHANGES: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "since",
-            "includeUnapproved",
-            "cursor",
-            "limit",
-        ],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const KNOWLEDGE_CHECK_FRESHNESS: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "asOf",
-            "anchors",
-            "includeUnapproved",
-            "cursor",
-            "limit",
-        ],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const KNOWLEDGE_SUBMIT_FEEDBACK: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "agentId",
-            "taskId",
-            "itemId",
-            "signal",
-            "query",
-            "note",
-        ],
-        unread: &[],
-    });
-    const KNOWLEDGE_GET_CONTEXT: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "task",
-            "paths",
-            "maxTokens",
-            "includeUnapproved",
-        ],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const PROJECT_LIST: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const PROJECT_STATUS: Option<KeyUsage> = Some(KeyUsage {
-        read: &["projectId", "snapshotId"],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const REVIEW_FINDINGS: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "reviewer",
-            "severity",
-            "family",
-            "specialist",
-            "commitSha",
-            "pullRequest",
-            "q",
-            "limit",
-        ],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const REVIEW_GET_THREAD: Option<KeyUsage> = Some(KeyUsage {
-        read: &["projectId", "snapshotId", "repository", "recordKey"],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const REVIEW_FIND_SIMILAR: Option<KeyUsage> = Some(KeyUsage {
-        read: &["projectId", "snapshotId", "situation", "filePath", "limit"],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const REVIEW_GET_DECISIONS: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "repository",
-            "pullRequest",
-            "pathPrefix",
-            "kind",
-            "limit",
-            "cursor",
-        ],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const REVIEW_LIST_UNRESOLVED: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "repository",
-            "pullRequest",
-            "pathPrefix",
-            "author",
-            "minAgeDays",
-            "maxAgeDays",
-            "limit",
-            "cursor",
-        ],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const REVIEW_SEARCH: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "repository",
-            "pullRequest",
-            "threadState",
-            "author",
-            "filePath",
-            "q",
-            "limit",
-        ],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const SYSTEM_CAPABILITIES: Option<KeyUsage> = Some(KeyUsage::NONE);
-    const SYSTEM_INDEX_STATUS: Option<KeyUsage> = Some(KeyUsage {
-        read: &["projectId", "snapshotId"],
-        unread: &[("agentId", PROVENANCE_ONLY), ("taskId", PROVENANCE_ONLY)],
-    });
-    const KNOWLEDGE_PROPOSE_CHANGE: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "agentId",
-            "taskId",
-            "itemId",
-            "title",
-            "kind",
-            "owner",
-            "author",
-            "description",
-            "body",
-            "contentType",
-            "evidence",
-            "sourceAnchors",
-            "labels",
-            "scopePaths",
-            "namespace",
-            "trustLevel",
-            "sensitivity",
-            "expectedRevision",
-            "local",
-        ],
-        unread: &[],
-    });
-    const KNOWLEDGE_GENERATE_MIGRATION_DRAFT: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "agentId",
-            "taskId",
-            "document",
-            "evidence",
-            "local",
-        ],
-        unread: &[],
-    });
-    const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage> = Some(KeyUsage {
-        read: &[
-            "projectId",
-            "snapshotId",
-            "agentId",
-            "taskId",
-            "repository",
-            "recordKey",
-            "fixCommit",
-            "itemId",
-            "title",
-            "body",
-            "kind",
-            "category",
-            "owner",
-            "author",
-            "description",
-            "evidence",
-            "sourceAnchors",
-            "labels",
-            "scopePaths",
-            "namespace",
-            "expectedRevision",
-        ],
-        unread: &[],
-    });
+/// The check of a project-scoped tool with nothing to refuse before its project opens.
+pub(crate) fn no_check<T>(_: &T) -> Result<(), Refusal> {
+    Ok(())
+}
 
-    async fn knowledge_search(
-        &self,
-        input: mcp::KnowledgeSearchInput,
-    ) -> Result<mcp::KnowledgeSearchResponse, Refusal> {
-        knowledge_search::answer(&self.state, input).await
-    }
+/// A value of the daemon's own that fails its own wire type is a fault of the daemon: the
+/// `INTERNAL` refusal naming the tool.
+pub(crate) trait OrInternal<T> {
+    fn or_internal(self, tool: ToolId) -> Result<T, Refusal>;
+}
 
-    async fn knowledge_get(
-        &self,
-        input: mcp::KnowledgeGetInput,
-    ) -> Result<mcp::KnowledgeGetResponse, Refusal> {
-        knowledge_get::answer(&self.state, input).await
+impl<T, E: std::fmt::Display> OrInternal<T> for Result<T, E> {
+    fn or_internal(self, tool: ToolId) -> Result<T, Refusal> {
+        self.map_err(|e| Refusal::internal(tool.spec().name, &e))
     }
+}
 
-    async fn knowledge_status(
-        &self,
-        input: mcp::KnowledgeStatusInput,
-    ) -> Result<mcp::KnowledgeStatusResponse, Refusal> {
-        knowledge_status::answer(&self.state, input).await
-    }
+/// What every handler module uses from here and from the protocol crate.
+mod prelude {
+    pub(crate) use super::project::{read_refusal, Opened};
+    pub(crate) use super::OrInternal;
+    pub(crate) use crate::state::AppState;
+    pub(crate) use theurian_protocol::tools::ToolId;
+    pub(crate) use theurian_protocol::Refusal;
+}
 
-    async fn review_findings(
-        &self,
-        input: mcp::ReviewFindingsInput,
-    ) -> Result<mcp::ReviewFindingsResponse, Refusal> {
-        review_findings::answer(&self.state, input).await
-    }
-
-    async fn review_search(
-        &self,
-        input: mcp::ReviewSearchInput,
-    ) -> Result<mcp::ReviewSearchResponse, Refusal> {
-        review_search::answer(&self.state, input).await
-    }
-
-    async fn knowledge_propose_change(
-        &self,
-        input: mcp::KnowledgeProposeChangeInput,
-    ) -> Result<mcp::KnowledgeProposeChangeResponse, Refusal> {
-        knowledge_propose_change::answer(&self.state, input).await
-    }
-
-    async fn knowledge_generate_migration_draft(
-        &self,
-        input: mcp::KnowledgeGenerateMigrationDraftInput,
-    ) -> Result<mcp::KnowledgeGenerateMigrationDraftResponse, Refusal> {
-        knowledge_generate_migration_draft::answer(&self.state, input).await
-    }
-
-    async fn review_generate_knowledge_candidate(
-        &self,
-        input: mcp::ReviewGenerateKnowledgeCandidateInput,
-    ) -> Result<mcp::ReviewGenerateKnowledgeCandidateResponse, Refusal> {
-        review_generate_knowledge_candidate::answer(&self.state, input).await
-    }
-
-    async fn project_list(
-        &self,
-        input: mcp::ProjectListInput,
-    ) -> Result<mcp::ProjectListResponse, Refusal> {
-        project_list::answer(&self.state, input)
-    }
-
-    async fn system_capabilities(
-        &self,
-        input: mcp::SystemCapabilitiesInput,
-    ) -> Result<mcp::SystemCapabilitiesResponse, Refusal> {
-        system_capabilities::answer(input)
-    }
-
-    async fn system_index_status(
-        &self,
-        input: mcp::SystemIndexStatusInput,
-    ) -> Result<mcp::SystemIndexStatusResponse, Refusal> {
-        system_index_status::answer(&self.state, input).await
-    }
-
-    async fn project_status(
-        &self,
-        input: mcp::ProjectStatusInput,
-    ) -> Result<mcp::ProjectStatusResponse, Refusal> {
-        project_status::answer(&self.state, input).await
-    }
-
-    async fn knowledge_trace(
-        &self,
-        input: mcp::KnowledgeTraceInput,
-    ) -> Result<mcp::KnowledgeTraceResponse, Refusal> {
-        knowledge_trace::answer(&self.state, input).await
-    }
-
-    async fn knowledge_list_changes(
-        &self,
-        input: mcp::KnowledgeListChangesInput,
-    ) -> Result<mcp::KnowledgeListChangesResponse, Refusal> {
-        knowledge_list_changes::answer(&self.state, input).await
-    }
-
-    async fn knowledge_check_freshness(
-        &self,
-        input: mcp::KnowledgeCheckFreshnessInput,
-    ) -> Result<mcp::KnowledgeCheckFreshnessResponse, Refusal> {
-        knowledge_check_freshness::answer(&self.state, input).await
-    }
-
-    async fn knowledge_submit_feedback(
-        &self,
-        input: mcp::KnowledgeSubmitFeedbackInput,
-    ) -> Result<mcp::KnowledgeSubmitFeedbackResponse, Refusal> {
-        knowledge_submit_feedback::answer(&self.state, input).await
-    }
-
-    async fn knowledge_get_context(
-        &self,
-        input: mcp::KnowledgeGetContextInput,
-    ) -> Result<mcp::KnowledgeGetContextResponse, Refusal> {
-        knowledge_get_context::answer(&self.state, input).await
-    }
-
-    async fn review_get_thread(
-        &self,
-        input: mcp::ReviewGetThreadInput,
-    ) -> Result<mcp::ReviewGetThreadResponse, Refusal> {
-        review_get_thread::answer(&self.state, input).await
-    }
-
-    async fn review_list_unresolved(
-        &self,
-        input: mcp::ReviewListUnresolvedInput,
-    ) -> Result<mcp::ReviewListUnresolvedResponse, Refusal> {
-        review_list_unresolved::answer(&self.state, input).await
-    }
-
-    async fn review_get_decisions(
-        &self,
-        input: mcp::ReviewGetDecisionsInput,
-    ) -> Result<mcp::ReviewGetDecisionsResponse, Refusal> {
-        review_get_decisions::answer(&self.state, input).await
-    }
-
-    async fn review_find_similar(
-        &self,
-        input: mcp::ReviewFindSimilarInput,
-    ) -> Result<mcp::ReviewFindSimilarResponse, Refusal> {
-        review_find_similar::answer(&self.state, input).await
-    }
+theurian_protocol::tool_handlers! {
+    Handlers { state }, project = project::Opened, open = project::open_pinned;
+    served: [
+        knowledge_search,
+        knowledge_get,
+        knowledge_status,
+        knowledge_trace,
+        knowledge_list_changes,
+        knowledge_check_freshness,
+        knowledge_submit_feedback,
+        knowledge_get_context,
+        project_list,
+        project_status,
+        review_findings,
+        review_get_thread,
+        review_find_similar,
+        review_get_decisions,
+        review_list_unresolved,
+        review_search,
+        system_capabilities,
+        system_index_status,
+        knowledge_propose_change,
+        knowledge_generate_migration_draft,
+        review_generate_knowledge_candidate,
+    ];
+    unserved: [];
 }

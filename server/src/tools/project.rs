@@ -5,10 +5,11 @@
 use crate::state::AppState;
 use sqlx::sqlite::SqlitePool;
 use theurian_core::knowledge::resolve::{resolve, Fault, Resolved};
+use theurian_core::knowledge::search::Source;
 use theurian_core::model::memo::StateMemo;
 use theurian_core::model::read::{self, ReadError};
 use theurian_core::model::INTEGRITY_REMEDY;
-use theurian_protocol::mcp::{Integrity, RefusalMetaCode};
+use theurian_protocol::mcp::{Integrity, ProjectId, RefusalMetaCode, SnapshotId};
 use theurian_protocol::{bounded, refusal_quote, Refusal};
 
 const REBUILD: &str = "Delete .theurian/state/ and run `theurian migrate apply`; the state is derived, so nothing authored is lost.";
@@ -74,6 +75,16 @@ pub fn read_refusal(e: ReadError) -> Refusal {
     )
 }
 
+/// The seam's opener ([`theurian_protocol::tools::ToolHandlers::open_project`]): the project a
+/// call names, opened at the state it pins.
+pub async fn open_pinned(
+    state: &AppState,
+    project: &ProjectId,
+    snapshot: Option<&SnapshotId>,
+) -> Result<Opened, Refusal> {
+    open(state, project.as_str(), snapshot.map(|s| s.as_str())).await
+}
+
 /// Resolves `project` (pinned to `snapshot` when given) and opens its database.
 pub async fn open(
     state: &AppState,
@@ -95,6 +106,27 @@ pub async fn open(
 }
 
 impl Opened {
+    /// What a search (and getContext's candidates) reads for `project` in this state, with the
+    /// daemon's shared caches and the sensitivities `visible` the caller may see.
+    pub fn source<'a>(
+        &'a self,
+        state: &'a AppState,
+        project: &'a str,
+        visible: &'a [&'a str],
+    ) -> Source<'a> {
+        Source {
+            data: &state.data,
+            root: &self.resolved.root,
+            project,
+            pool: &self.pool,
+            database: &self.resolved.database,
+            state_hash: &self.resolved.state_hash,
+            indexes: &state.indexes,
+            memo: &state.memo,
+            visible,
+        }
+    }
+
     /// The present-only integrity key.
     pub async fn integrity(&self, memo: &StateMemo) -> Result<Option<Integrity>, Refusal> {
         let damaged = memo

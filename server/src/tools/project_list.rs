@@ -2,17 +2,20 @@
 //! serve. Read from the registry on every call, so a registration made while the daemon runs is
 //! visible at once.
 
-use crate::state::AppState;
+use super::prelude::*;
 use theurian_core::registry::{Registry, UNREADABLE_REMEDY};
+use theurian_protocol::bounded;
 use theurian_protocol::mcp::{
     ProjectListInput, ProjectListResponse, ProjectListResponseProjectsItem, RefusalMetaCode,
 };
-use theurian_protocol::{bounded, Refusal};
 
-pub(crate) fn answer(
+const TOOL: ToolId = ToolId::ProjectList;
+
+pub(crate) async fn answer(
     state: &AppState,
-    _input: ProjectListInput,
+    input: ProjectListInput,
 ) -> Result<ProjectListResponse, Refusal> {
+    let ProjectListInput {} = input;
     let registry = Registry::load(&state.data).map_err(|e| {
         Refusal::new(
             RefusalMetaCode::Internal,
@@ -22,14 +25,11 @@ pub(crate) fn answer(
     let mut projects = Vec::new();
     for (id, entry) in registry.entries() {
         let item = ProjectListResponseProjectsItem {
-            project_id: id
-                .as_str()
-                .try_into()
-                .map_err(|e| Refusal::internal("project.list", &e))?,
+            project_id: id.as_str().try_into().or_internal(TOOL)?,
             root_path: bounded(&entry.root_path.to_string_lossy())
                 .as_str()
                 .try_into()
-                .map_err(|e| Refusal::internal("project.list", &e))?,
+                .or_internal(TOOL)?,
         };
         projects.push(item);
     }

@@ -2,32 +2,29 @@
 //! against the answering state, the index build, the review and findings stores, HEAD, and the
 //! commands to run next.
 
-use super::project::{open, read_refusal};
-use crate::state::AppState;
+use super::prelude::*;
 use theurian_core::project_status::{project_status, Authored, Source, Store};
 use theurian_protocol::mcp::{
     DerivedStore, ProjectStatusInput, ProjectStatusResponse, ProjectStatusResponseIndex,
     ProjectStatusResponseMigrations,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "project.status";
+const TOOL: ToolId = ToolId::ProjectStatus;
 
-fn bad(e: impl std::fmt::Display) -> Refusal {
-    Refusal::internal(TOOL, &e)
-}
+pub(crate) use super::no_check as check;
 
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: ProjectStatusInput,
 ) -> Result<ProjectStatusResponse, Refusal> {
-    let project = input.project_id.as_str();
-    let opened = open(
-        state,
-        project,
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
+    let ProjectStatusInput {
+        project_id,
+        snapshot_id: _,
+        agent_id: _,
+        task_id: _,
+    } = input;
+    let project = project_id.as_str();
     let answering = opened.resolved.state_hash.as_str();
     let visible = state.visible_levels();
     let found = project_status(&Source {
@@ -43,7 +40,7 @@ pub(crate) async fn answer(
     let next_steps = found
         .next_steps(answering)
         .into_iter()
-        .map(|s| s.try_into().map_err(bad))
+        .map(|s| s.try_into().or_internal(TOOL))
         .collect::<Result<_, _>>()?;
     let (index_build_id, stale, fallback_reason) = match &found.index.active {
         Ok(a) => (
@@ -54,8 +51,8 @@ pub(crate) async fn answer(
         Err(reason) => (None, None, Some(*reason)),
     };
     Ok(ProjectStatusResponse {
-        project_id: input.project_id.clone(),
-        state_hash: answering.try_into().map_err(bad)?,
+        project_id: project_id.clone(),
+        state_hash: answering.try_into().or_internal(TOOL)?,
         migrations: migrations(found.authored.as_ref(), found.applied)?,
         index: ProjectStatusResponseIndex {
             index_build_id,
@@ -81,7 +78,7 @@ fn migrations(
         missing: authored.map(|a| a.missing as u64),
         uncommitted: authored.map(|a| a.uncommitted),
         authored_state_hash: authored
-            .map(|a| a.state_hash.as_str().try_into().map_err(bad))
+            .map(|a| a.state_hash.as_str().try_into().or_internal(TOOL))
             .transpose()?,
         refusing: authored.is_none(),
     })

@@ -3,28 +3,25 @@
 //! similarity index, each with its decision. Either store may be missing; the answer names
 //! what it could not rank instead of passing that off as nothing similar.
 
+use super::prelude::*;
 use super::review_get_decisions::decision;
 use super::review_shared::{
     being_rebuilt, building, check_text, findings_store, redacts_names, review_store, Store,
 };
-use crate::state::AppState;
 use theurian_core::review::similar::{find, Fault, Similar, Situation, Stores};
 use theurian_protocol::mcp::{
     EvidenceStore as Unread, RefusalMetaCode, ReviewFindSimilarInput, ReviewFindSimilarResponse,
     Similar as Served, UntrustedClassification,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "review.findSimilar";
+const TOOL: ToolId = ToolId::ReviewFindSimilar;
 const NEITHER: &str = "This project's review history cannot be searched: neither the review store nor the findings store is built by this installation, current, and indexed. Run `theurian review build` (and `theurian findings build`) in the project, then retry.";
 const REVIEWS: Store = review_store(NEITHER);
 const FINDINGS: Store = findings_store(NEITHER);
 const EMPTY: &str = "describes nothing";
 
-pub(crate) async fn answer(
-    state: &AppState,
-    input: ReviewFindSimilarInput,
-) -> Result<ReviewFindSimilarResponse, Refusal> {
+/// The situation and the path are checked before the project is looked at.
+pub(crate) fn check(input: &ReviewFindSimilarInput) -> Result<(), Refusal> {
     let text = input.situation.as_str();
     check_text("situation", Some(text), EMPTY)?;
     if text.trim().is_empty() {
@@ -34,82 +31,90 @@ pub(crate) async fn answer(
             "Describe the change or the problem in a sentence or two.",
         ));
     }
-    let file_path = input.file_path.as_ref().map(|v| v.as_str());
-    check_text("filePath", file_path, EMPTY)?;
-    let (project, snapshot) = (
-        input.project_id.as_str(),
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    );
-    let reviews = REVIEWS.locate_with_root(state, project, snapshot).await;
-    let findings = FINDINGS.locate_with_root(state, project, snapshot).await;
-    let root = match (&reviews, &findings) {
-        (Ok((root, _)), _) | (_, Ok((root, _))) => root.clone(),
-        // Both stores resolve the project the same way, so the review store's refusal says
-        // whether the project itself cannot be served.
-        (Err(refusal), Err(_)) => return Err(refusal.clone()),
-    };
-    let review = reviews.ok().map(|(_, path)| path);
-    let findings = findings.ok().map(|(_, path)| path);
-    let redact = redacts_names(&root)?;
+    check_text("filePath", input.file_path.as_ref().map(|v| v.as_str()), EMPTY)
+}
+
+pub(crate) async fn answer(
+    state: &AppState,
+    opened: Opened,
+    input: ReviewFindSimilarInput,
+) -> Result<ReviewFindSimilarResponse, Refusal> {
+    let ReviewFindSimilarInput {
+        project_id,
+        snapshot_id: _,
+        agent_id: _,
+        task_id: _,
+        situation,
+        file_path,
+        limit,
+    } = input;
+    let reviews = REVIEWS.locate(state, &opened);
+    let findings = FINDINGS.locate(state, &opened);
+    if let (Err(refusal), Err(_)) = (&reviews, &findings) {
+        return Err(refusal.clone());
+    }
+    let root = &opened.resolved.root;
+    let (review, findings) = (reviews.ok(), findings.ok());
+    let redact = redacts_names(root)?;
     let _permit = state.review_gate.enter().await?;
     let situation = Situation {
-        text,
-        file_path,
-        limit: usize::try_from(input.limit.get()).unwrap_or(usize::MAX),
+        text: situation.as_str(),
+        file_path: file_path.as_ref().map(|v| v.as_str()),
+        limit: usize::try_from(limit.get()).unwrap_or(usize::MAX),
     };
     let located = Stores {
         review: review.as_deref(),
         findings: findings.as_deref(),
     };
-    let found = find(&root, located, &state.indexes, &situation)
+    let found = find(root, located, &state.indexes, &situation)
         .await
-        .map_err(|f| match f {
-            // A review or findings build holds the project's write lock while it swaps a store
-            // and then the index: out of step for that moment, not missing.
-            _ if building(&root) => being_rebuilt(),
-            Fault::Unavailable => REVIEWS.unavailable(),
-            Fault::Broken(why) => Refusal::new(
-                RefusalMetaCode::StateUnavailable,
-                format!("The review similarity index could not be read ({why}). Run `theurian review build` in the project, then retry."),
-            ),
-        })?;
-    let mut unread = Vec::new();
-    if found.review_unread {
-        unread.push(Unread::Review);
-    }
-    if found.findings_unread {
-        unread.push(Unread::Findings);
-    }
+        .map_err(|f| refused(f, root))?;
+    let unread = [
+        (found.review_unread, Unread::Review),
+        (found.findings_unread, Unread::Findings),
+    ]
+    .into_iter()
+    .filter_map(|(unread, store)| unread.then_some(store))
+    .collect();
     let similar = found
         .similar
         .into_iter()
         .map(|s| item(s, redact))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ReviewFindSimilarResponse {
-        project_id: input.project_id,
+        project_id,
         count: i64::try_from(similar.len()).unwrap_or(i64::MAX),
         similar,
         unread,
     })
 }
 
-/// A stored value the contract does not admit: a defect, whichever module's type refused it.
-fn bad(e: impl std::fmt::Display) -> Refusal {
-    Refusal::internal(TOOL, &e)
+/// Why the similarity index could not answer, for the caller.
+fn refused(fault: Fault, root: &std::path::Path) -> Refusal {
+    match fault {
+        // A review or findings build holds the project's write lock while it swaps a store
+        // and then the index: out of step for that moment, not missing.
+        _ if building(root) => being_rebuilt(),
+        Fault::Unavailable => REVIEWS.unavailable(),
+        Fault::Broken(why) => Refusal::new(
+            RefusalMetaCode::StateUnavailable,
+            format!("The review similarity index could not be read ({why}). Run `theurian review build` in the project, then retry."),
+        ),
+    }
 }
 
 fn item(s: Similar, redact: bool) -> Result<Served, Refusal> {
     let decision = s
         .decision
-        .map(|f| decision(f, redact).map(|(_, _, d)| d))
+        .map(|f| decision(f, redact, TOOL).map(|(_, _, d)| d))
         .transpose()?;
     Ok(Served {
-        kind: s.kind.parse().map_err(bad)?,
+        kind: s.kind.parse().or_internal(TOOL)?,
         score: s.score,
         found_by: s
             .found_by
             .iter()
-            .map(|r| r.to_string().parse().map_err(bad))
+            .map(|r| r.to_string().parse().or_internal(TOOL))
             .collect::<Result<_, _>>()?,
         path_boosted: s.path_boosted,
         excerpt: s.excerpt,
@@ -117,7 +122,7 @@ fn item(s: Similar, redact: bool) -> Result<Served, Refusal> {
         record_key: s.record_key,
         pull_request: super::review_shared::pull_request_number(s.pull_request),
         file_path: s.file_path,
-        state: s.state.map(|v| v.parse().map_err(bad)).transpose()?,
+        state: s.state.map(|v| v.parse().or_internal(TOOL)).transpose()?,
         commit_sha: s.commit_sha,
         severity: s.severity,
         source_uri: s.source_uri,

@@ -2,28 +2,21 @@
 //! exactly (reviewer, severity, full commit sha, literal text), newest first. Every filter is
 //! checked before anything is read; a store that cannot be served is one constant refusal.
 
-use super::review_shared::Store;
-use crate::state::AppState;
-use theurian_core::findings::store::{read, Filters, STORE_FILE, STORE_ID};
+use super::prelude::*;
+use super::review_shared::{findings_store, Store};
+use theurian_core::findings::store::{read, Filters, FindingRow};
 use theurian_core::findings::trailer::{REVIEWERS, SEVERITIES};
 use theurian_protocol::mcp::{
     MayContainInstructionsAlways, PullRequestNumber, ReviewFindingsInput, ReviewFindingsResponse,
     ReviewFindingsResponseFindingsItem, ReviewFindingsResponseFindingsItemCommitSha,
     ReviewFindingsResponseFindingsItemProvider, UntrustedClassification,
 };
-use theurian_protocol::Refusal;
 
 /// Most rows one call may ask for; outside 1..=100 is refused, never clamped.
 pub const MAX_LIMIT: i64 = 100;
 
 /// The store this tool serves.
-const STORE: Store = Store {
-    kind: "findings",
-    id: STORE_ID,
-    file: STORE_FILE,
-    rebuild: "theurian findings build",
-    unavailable: UNAVAILABLE,
-};
+const STORE: Store = findings_store(UNAVAILABLE);
 
 const UNAVAILABLE: &str = "This project's review findings are not available: no findings store built by this installation is current. \
 Run `theurian findings build` in the project (after `git fetch origin main`), then retry.";
@@ -46,42 +39,19 @@ fn check_vocabulary(
     super::review_shared::check_vocabulary(name, value, accepted, hint, "to not filter on it")
 }
 
-pub(crate) async fn answer(
-    state: &AppState,
-    input: ReviewFindingsInput,
-) -> Result<ReviewFindingsResponse, Refusal> {
-    let ReviewFindingsInput {
-        agent_id: _,
-        commit_sha,
-        family,
-        limit,
-        project_id,
-        pull_request,
-        q,
-        reviewer,
-        severity,
-        snapshot_id,
-        specialist,
-        task_id: _,
-    } = input;
-    // Filters first, in the reference's order; nothing is read until they all pass.
-    if !(1..=MAX_LIMIT).contains(&limit) {
+/// Every filter is checked, in the reference's order, before the project is looked at.
+pub(crate) fn check(input: &ReviewFindingsInput) -> Result<(), Refusal> {
+    if !(1..=MAX_LIMIT).contains(&input.limit) {
         return Err(Refusal::argument(
             "limit",
             &format!("a page holds 1 to {MAX_LIMIT} findings; nothing was searched"),
             "Send a limit in that range. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
         ));
     }
-    let (reviewer, severity, family, specialist, commit_sha, q) = (
-        reviewer.as_ref().map(|v| v.as_str()),
-        severity.as_ref().map(|v| v.as_str()),
-        family.as_ref().map(|v| v.as_str()),
-        specialist.as_ref().map(|v| v.as_str()),
-        commit_sha.as_ref().map(|v| v.as_str()),
-        q.as_ref().map(|v| v.as_str()),
-    );
+    let reviewer = input.reviewer.as_ref().map(|v| v.as_str());
     check_text("reviewer", reviewer)?;
     check_vocabulary("reviewer", reviewer, REVIEWERS, "")?;
+    let severity = input.severity.as_ref().map(|v| v.as_str());
     check_text("severity", severity)?;
     check_vocabulary(
         "severity",
@@ -89,8 +59,11 @@ pub(crate) async fn answer(
         SEVERITIES,
         " (upper-case, as the trailer writes them)",
     )?;
+    let family = input.family.as_ref().map(|v| v.as_str());
+    let specialist = input.specialist.as_ref().map(|v| v.as_str());
     check_text("family", family)?;
     check_text("specialist", specialist)?;
+    let commit_sha = input.commit_sha.as_ref().map(|v| v.as_str());
     check_text("commitSha", commit_sha)?;
     if commit_sha
         .is_some_and(|sha| ReviewFindingsResponseFindingsItemCommitSha::try_from(sha).is_err())
@@ -101,6 +74,7 @@ pub(crate) async fn answer(
             "Send the full commit id (`git rev-parse <rev>` prints it).",
         ));
     }
+    let pull_request = input.pull_request;
     if pull_request.is_some_and(|n| n < 1) {
         return Err(Refusal::argument(
             "pullRequest",
@@ -108,63 +82,71 @@ pub(crate) async fn answer(
             "Send a real pull request number, or leave it out to search findings from every pull request.",
         ));
     }
-    check_text("q", q)?;
+    check_text("q", input.q.as_ref().map(|v| v.as_str()))?;
     if pull_request.is_some() || family.is_some() || specialist.is_some() {
         return Err(Refusal::invalid_input(INERT));
     }
+    Ok(())
+}
 
-    let path = STORE
-        .locate(
-            state,
-            project_id.as_str(),
-            snapshot_id.as_ref().map(|s| s.as_str()),
-        )
-        .await?;
-    let _permit = state.findings_gate.enter().await?;
-    let filters = Filters {
+pub(crate) async fn answer(
+    state: &AppState,
+    opened: Opened,
+    input: ReviewFindingsInput,
+) -> Result<ReviewFindingsResponse, Refusal> {
+    // `check` refused every set `pullRequest`, `family` and `specialist`: no finding carries them.
+    let ReviewFindingsInput {
+        agent_id: _,
+        commit_sha,
+        family: _,
+        limit,
+        project_id: _,
+        pull_request: _,
+        q,
         reviewer,
         severity,
-        commit_sha,
-        q,
+        snapshot_id: _,
+        specialist: _,
+        task_id: _,
+    } = input;
+    let path = STORE.locate(state, &opened)?;
+    let _permit = state.findings_gate.enter().await?;
+    let filters = Filters {
+        reviewer: reviewer.as_ref().map(|v| v.as_str()),
+        severity: severity.as_ref().map(|v| v.as_str()),
+        commit_sha: commit_sha.as_ref().map(|v| v.as_str()),
+        q: q.as_ref().map(|v| v.as_str()),
         limit: limit as usize,
     };
     let (rows, truncated) = read(&path, &filters)
         .await
         .map_err(|_| STORE.unavailable())?;
-    let mut findings = Vec::with_capacity(rows.len());
-    for r in rows {
-        findings.push(ReviewFindingsResponseFindingsItem {
-            commit_sha: r
-                .commit_sha
-                .as_str()
-                .try_into()
-                .map_err(|_| STORE.unavailable())?,
-            position: u64::try_from(r.position).map_err(|_| STORE.unavailable())?,
-            reviewer: r.reviewer.parse().map_err(|_| STORE.unavailable())?,
-            severity: r.severity.parse().map_err(|_| STORE.unavailable())?,
-            finding_text: r
-                .finding_text
-                .as_str()
-                .try_into()
-                .map_err(|_| STORE.unavailable())?,
-            provider: ReviewFindingsResponseFindingsItemProvider::Git,
-            source_uri: r
-                .commit_sha
-                .as_str()
-                .try_into()
-                .map_err(|_| STORE.unavailable())?,
-            committed_at: r.committed_at,
-            pull_request: PullRequestNumber(None),
-            family: None,
-            specialist: None,
-            content_classification: UntrustedClassification::UntrustedKnowledge,
-            may_contain_instructions: MayContainInstructionsAlways::default(),
-            executable: Default::default(),
-        });
-    }
+    let findings = rows.into_iter().map(finding).collect::<Result<Vec<_>, _>>()?;
     Ok(ReviewFindingsResponse {
         count: findings.len() as u64,
         truncated,
         findings,
+    })
+}
+
+/// One stored finding on the wire; a row the contract does not admit means the store is not
+/// one this build can serve.
+fn finding(r: FindingRow) -> Result<ReviewFindingsResponseFindingsItem, Refusal> {
+    let unavailable = |_| STORE.unavailable();
+    Ok(ReviewFindingsResponseFindingsItem {
+        commit_sha: r.commit_sha.as_str().try_into().map_err(unavailable)?,
+        position: u64::try_from(r.position).map_err(|_| STORE.unavailable())?,
+        reviewer: r.reviewer.parse().map_err(|_| STORE.unavailable())?,
+        severity: r.severity.parse().map_err(|_| STORE.unavailable())?,
+        finding_text: r.finding_text.as_str().try_into().map_err(unavailable)?,
+        provider: ReviewFindingsResponseFindingsItemProvider::Git,
+        source_uri: r.commit_sha.as_str().try_into().map_err(unavailable)?,
+        committed_at: r.committed_at,
+        pull_request: PullRequestNumber(None),
+        family: None,
+        specialist: None,
+        content_classification: UntrustedClassification::UntrustedKnowledge,
+        may_contain_instructions: MayContainInstructionsAlways::default(),
+        executable: Default::default(),
     })
 }

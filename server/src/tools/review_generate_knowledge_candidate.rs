@@ -4,84 +4,96 @@
 //! Like every write-intent tool it holds only the draft-only facade.
 
 use super::knowledge_propose_change::{anchors, evidence, refusal};
-use super::review_shared::Store;
-use crate::state::AppState;
+use super::prelude::*;
+use super::review_shared::{review_store, Store};
 use theurian_core::proposal::candidate::CandidateRequest;
 use theurian_core::proposal::draft::DraftOnly;
-use theurian_core::review::store::{STORE_FILE, STORE_ID};
 use theurian_protocol::mcp::{
     ReviewGenerateKnowledgeCandidateInput, ReviewGenerateKnowledgeCandidateResponse,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "review.generateKnowledgeCandidate";
+const TOOL: ToolId = ToolId::ReviewGenerateKnowledgeCandidate;
 
 /// The store the candidate's records are looked up in.
-const STORE: Store = Store {
-    kind: "review",
-    id: STORE_ID,
-    file: STORE_FILE,
-    rebuild: "theurian review build",
-    unavailable: "This project's review evidence cannot be read for a candidate: no review search store built by this installation is current. Run `theurian review build` in the project, then retry.",
-};
+const STORE: Store = review_store("This project's review evidence cannot be read for a candidate: no review search store built by this installation is current. Run `theurian review build` in the project, then retry.");
+
+pub(crate) use super::no_check as check;
 
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: ReviewGenerateKnowledgeCandidateInput,
 ) -> Result<ReviewGenerateKnowledgeCandidateResponse, Refusal> {
-    let (root, store) = STORE
-        .locate_with_root(
-            state,
-            input.project_id.as_str(),
-            input.snapshot_id.as_ref().map(|s| s.as_str()),
-        )
-        .await?;
-    if input
-        .item_id
-        .parse::<theurian_protocol::migration::ItemId>()
-        .is_err()
-    {
-        return Err(Refusal::invalid_input(
-            "`itemId` is not a usable item id: ids are lower-case dot-separated kebab-case segments (e.g. reliability.lock-after-read), at most 200 characters. Nothing was drafted.",
-        ));
-    }
-    let evidence = evidence(
-        &input.evidence,
-        input.agent_id.as_ref().map(|a| a.as_str()),
-        input.task_id.as_ref().map(|t| t.as_str()),
-    )?;
-    // The category is only checked (by the schema, at the seat); nothing records it.
-    let _category = input.category;
-    let request = CandidateRequest {
-        repository: input.repository,
-        record_key: input.record_key,
-        fix_commit: input.fix_commit.to_string(),
-        item_id: input.item_id.to_string(),
-        title: input.title,
-        body: input.body.to_string(),
-        kind: input.kind,
-        owner: input.owner,
-        author: input.author,
-        description: input.description,
-        evidence,
-        source_anchors: anchors(&input.source_anchors),
-        labels: input.labels.unwrap_or_default(),
-        scope_paths: input.scope_paths,
-        namespace: input.namespace,
-        expected_revision: input.expected_revision,
-    };
+    let store = STORE.locate(state, &opened)?;
+    let request = candidate_request(input)?;
     let visible: Vec<String> = state
         .visible_levels()
         .into_iter()
         .map(str::to_owned)
         .collect();
+    let root = opened.resolved.root.clone();
     let payload = tokio::task::spawn_blocking(move || {
         let runtime = theurian_core::runtime::current_thread()?;
         let facade = DraftOnly::open(&root, Some(visible))?;
         runtime.block_on(facade.draft_candidate(&store, &request))
     })
     .await
-    .map_err(|e| Refusal::internal(TOOL, &e))?
+    .or_internal(TOOL)?
     .map_err(refusal)?;
     Ok(ReviewGenerateKnowledgeCandidateResponse(payload))
+}
+
+/// The candidate request, after the checks that need no store: a usable item id and agent
+/// labels that agree with the evidence.
+fn candidate_request(
+    input: ReviewGenerateKnowledgeCandidateInput,
+) -> Result<CandidateRequest, Refusal> {
+    let ReviewGenerateKnowledgeCandidateInput {
+        project_id: _,
+        snapshot_id: _,
+        agent_id,
+        task_id,
+        repository,
+        record_key,
+        fix_commit,
+        item_id,
+        title,
+        body,
+        kind,
+        // Only checked (by the schema, at the seat); nothing records it.
+        category: _,
+        owner,
+        author,
+        description,
+        evidence: stated,
+        source_anchors,
+        labels,
+        scope_paths,
+        namespace,
+        expected_revision,
+    } = input;
+    super::shape::draftable_item_id(item_id.as_str(), "reliability.lock-after-read")?;
+    let evidence = evidence(
+        &stated,
+        agent_id.as_ref().map(|a| a.as_str()),
+        task_id.as_ref().map(|t| t.as_str()),
+    )?;
+    Ok(CandidateRequest {
+        repository,
+        record_key,
+        fix_commit: fix_commit.to_string(),
+        item_id: item_id.to_string(),
+        title,
+        body: body.to_string(),
+        kind,
+        owner,
+        author,
+        description,
+        evidence,
+        source_anchors: anchors(&source_anchors),
+        labels: labels.unwrap_or_default(),
+        scope_paths,
+        namespace,
+        expected_revision,
+    })
 }

@@ -3,108 +3,72 @@
 //! and the findings store (Review-Finding trailers). Either store may be missing: the answer
 //! names what it could not read instead of passing its absence off as "no decisions".
 
+use super::prelude::*;
 use super::review_shared::{check_text, findings_store, page, redacts_names, review_store, Store};
 use super::shape::cursor_not_issued;
-use crate::state::AppState;
-use theurian_core::review::decisions::{from_findings, from_reviews, merge, Filters, Found};
+use theurian_core::review::cursor;
+use theurian_core::review::decisions::{gather, Filters, Found};
 use theurian_core::review::ingest::screen::redacted;
 use theurian_protocol::mcp::{
     Decision, DecisionDecidedBy, DecisionKind, EvidenceStore as Unread, ReviewGetDecisionsInput,
     ReviewGetDecisionsResponse, UntrustedClassification,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "review.getDecisions";
+const TOOL: ToolId = ToolId::ReviewGetDecisions;
 
 const REVIEWS: Store = review_store(NEITHER);
 const FINDINGS: Store = findings_store(NEITHER);
 const NEITHER: &str = "This project's review decisions cannot be read: neither a review store nor a findings store built by this installation is current. Run `theurian review build` and `theurian findings build` in the project, then retry.";
 const EMPTY: &str = "matches nothing";
-/// Separates the two halves of a cursor; a time holds none, and a key starts `r:` or `f:`.
-const CURSOR_SEPARATOR: char = '|';
 
-fn text<'a>(value: Option<&'a str>, name: &str) -> Result<Option<&'a str>, Refusal> {
-    check_text(name, value, EMPTY).map(|()| value)
+/// The filters and the cursor are checked before the project is looked at.
+pub(crate) fn check(input: &ReviewGetDecisionsInput) -> Result<(), Refusal> {
+    check_text("repository", input.repository.as_ref().map(|v| v.as_str()), EMPTY)?;
+    check_text("pathPrefix", input.path_prefix.as_ref().map(|v| v.as_str()), EMPTY)?;
+    position(input.cursor.as_ref().map(|c| c.as_str())).map(drop)
 }
 
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: ReviewGetDecisionsInput,
 ) -> Result<ReviewGetDecisionsResponse, Refusal> {
-    let repository = text(input.repository.as_ref().map(|v| v.as_str()), "repository")?;
-    let path_prefix = text(input.path_prefix.as_ref().map(|v| v.as_str()), "pathPrefix")?;
-    let after = position(input.cursor.as_ref().map(|c| c.as_str()))?;
-    let kinds: Vec<DecisionKind> = match input.kind {
-        Some(one) => vec![one],
-        None => DecisionKind::ALL.to_vec(),
-    };
-    let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
-    let filters = Filters {
+    let ReviewGetDecisionsInput {
+        project_id,
+        snapshot_id: _,
+        agent_id: _,
+        task_id: _,
         repository,
-        pull_request: input.pull_request.and_then(|n| i64::try_from(n.get()).ok()),
+        pull_request,
         path_prefix,
-        kinds,
-        after,
+        kind,
+        limit,
+        cursor,
+    } = input;
+    let limit = usize::try_from(limit.get()).unwrap_or(usize::MAX);
+    let filters = Filters {
+        repository: repository.as_ref().map(|v| v.as_str()),
+        pull_request: pull_request.and_then(|n| i64::try_from(n.get()).ok()),
+        path_prefix: path_prefix.as_ref().map(|v| v.as_str()),
+        kinds: kind.map_or_else(|| DecisionKind::ALL.to_vec(), |one| vec![one]),
+        after: position(cursor.as_ref().map(|c| c.as_str()))?,
         rows: limit.saturating_add(1),
     };
-    let (project, snapshot) = (
-        input.project_id.as_str(),
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    );
-    let reviews = REVIEWS.locate_with_root(state, project, snapshot).await;
-    let findings = FINDINGS.locate(state, project, snapshot).await;
-    let _permit = state.review_gate.enter().await?;
-    let mut unread = Vec::new();
-    let mut redact = false;
-    let from_review = match &reviews {
-        Ok((root, path)) => {
-            redact = redacts_names(root)?;
-            from_reviews(path, &filters).await.ok()
-        }
-        Err(_) => None,
-    };
-    if from_review.is_none() {
-        unread.push(Unread::Review);
-    }
-    let from_findings = match &findings {
-        Ok(path) => from_findings(path, &filters).await.ok(),
-        Err(_) => None,
-    };
-    if from_findings.is_none() {
-        unread.push(Unread::Findings);
-    }
-    if from_review.is_none() && from_findings.is_none() {
-        // The review store's own refusal when it has one: both stores resolve the project the
-        // same way, so a project that cannot be served is refused as such, not as no stores.
-        return Err(match reviews {
-            Err(refusal) => refusal,
-            Ok(_) => REVIEWS.unavailable(),
-        });
-    }
-    let findings_rows = if filters.reaches_findings() {
-        from_findings.unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    let rows = merge(from_review.unwrap_or_default(), findings_rows, filters.rows);
+    let (rows, unread, redact) = gathered(state, &opened, &filters).await?;
     let (positions, decisions): (Vec<(String, String)>, Vec<Decision>) = rows
         .into_iter()
-        .map(|f| decision(f, redact))
+        .map(|f| decision(f, redact, TOOL))
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .map(|(at, key, d)| ((at, key), d))
         .unzip();
     let (decisions, more) = page(decisions, limit);
-    let next = match decisions
-        .len()
-        .checked_sub(1)
-        .and_then(|i| positions.get(i))
-    {
-        Some((at, key)) if more => Some(format!("{at}{CURSOR_SEPARATOR}{key}")),
+    let next = match decisions.len().checked_sub(1).and_then(|i| positions.get(i)) {
+        Some((at, key)) if more => Some(cursor::encode(at, key)),
         _ => None,
     };
     Ok(ReviewGetDecisionsResponse {
-        project_id: input.project_id,
+        project_id,
         count: i64::try_from(decisions.len()).unwrap_or(i64::MAX),
         decisions,
         next_cursor: next,
@@ -112,25 +76,51 @@ pub(crate) async fn answer(
     })
 }
 
-/// The position a cursor names: (decided at, key). A time may be empty (decisions with none
-/// sort last); a key is `r:` or `f:` and more.
-fn position(cursor: Option<&str>) -> Result<Option<(&str, &str)>, Refusal> {
-    let Some(c) = cursor else { return Ok(None) };
-    match c.split_once(CURSOR_SEPARATOR) {
-        Some((at, key))
-            if (at.is_empty() || chrono::DateTime::parse_from_rfc3339(at).is_ok())
-                && (key.starts_with("r:") || key.starts_with("f:"))
-                && key.len() > 2 =>
-        {
-            Ok(Some((at, key)))
-        }
-        _ => Err(cursor_not_issued("decision")),
+/// The decisions both stores hold under `filters`, the stores that could not be read, and
+/// whether names are redacted; refused only when neither store can be read.
+async fn gathered(
+    state: &AppState,
+    opened: &Opened,
+    filters: &Filters<'_>,
+) -> Result<(Vec<Found>, Vec<Unread>, bool), Refusal> {
+    let reviews = REVIEWS.locate(state, opened);
+    let findings = FINDINGS.locate(state, opened);
+    let _permit = state.review_gate.enter().await?;
+    let redact = match &reviews {
+        Ok(_) => redacts_names(&opened.resolved.root)?,
+        Err(_) => false,
+    };
+    let (review, found) = (reviews.as_deref().ok(), findings.as_deref().ok());
+    let got = gather(review, found, filters).await;
+    if got.review_unread && got.findings_unread {
+        // The review store's own refusal when it has one: both stores resolve the project the
+        // same way, so a project that cannot be served is refused as such, not as no stores.
+        return Err(reviews.err().unwrap_or_else(|| REVIEWS.unavailable()));
     }
+    let unread = [
+        (got.review_unread, Unread::Review),
+        (got.findings_unread, Unread::Findings),
+    ]
+    .into_iter()
+    .filter_map(|(unread, store)| unread.then_some(store))
+    .collect();
+    Ok((got.rows, unread, redact))
 }
 
-/// One served decision with its position (decided at, key) for the cursor.
-pub(crate) fn decision(f: Found, redact: bool) -> Result<(String, String, Decision), Refusal> {
-    let bad = |e: theurian_protocol::mcp::error::ConversionError| Refusal::internal(TOOL, &e);
+/// The position a cursor names, or the refusal of one this tool never issued.
+fn position(cursor: Option<&str>) -> Result<Option<(&str, &str)>, Refusal> {
+    cursor
+        .map(|c| cursor::decision(c).ok_or_else(|| cursor_not_issued("decision")))
+        .transpose()
+}
+
+/// One served decision with its position (decided at, key) for the cursor; `tool` is named
+/// if a stored value does not fit the wire.
+pub(crate) fn decision(
+    f: Found,
+    redact: bool,
+    tool: ToolId,
+) -> Result<(String, String, Decision), Refusal> {
     let decided_by = f
         .decided_by
         .map(|(id, name)| {
@@ -140,7 +130,7 @@ pub(crate) fn decision(f: Found, redact: bool) -> Result<(String, String, Decisi
                 (id, name)
             };
             Ok::<_, Refusal>(DecisionDecidedBy {
-                external_id: id.try_into().map_err(bad)?,
+                external_id: id.try_into().or_internal(tool)?,
                 display_name: name,
             })
         })

@@ -2,51 +2,50 @@
 //! review.search record carries. A key the store does not hold and a key naming another kind
 //! of record get one refusal, so the answer never says which records exist beyond threads.
 
-use super::review_shared::{check_text, Store};
-use crate::state::AppState;
+use super::prelude::*;
+use super::review_shared::{check_text, review_store, Store};
 use theurian_core::model::text::cut;
-use theurian_core::review::store::{STORE_FILE, STORE_ID};
 use theurian_core::review::thread::{thread, Fault, Served};
 use theurian_protocol::evidence::Participant as Held;
 use theurian_protocol::mcp::{
     Comment, Participant, ReviewGetThreadInput, ReviewGetThreadResponse,
     ReviewGetThreadResponseResolution as Resolution, UntrustedClassification,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "review.getThread";
+const TOOL: ToolId = ToolId::ReviewGetThread;
 
 /// Comments served per thread; the rest are counted in `commentsOmitted`.
 const MAX_COMMENTS: usize = 200;
 /// Characters of one comment served before it is cut.
 const MAX_BODY_CHARS: usize = 8_000;
 
-const STORE: Store = Store {
-    kind: "review",
-    id: STORE_ID,
-    file: STORE_FILE,
-    rebuild: "theurian review build",
-    unavailable: "This project's review threads cannot be read: no review search store built by this installation is current. Run `theurian review build` in the project, then retry.",
-};
+const STORE: Store = review_store("This project's review threads cannot be read: no review search store built by this installation is current. Run `theurian review build` in the project, then retry.");
 
 const EMPTY: &str = "names no record";
 
+/// The record names are checked before the project is looked at.
+pub(crate) fn check(input: &ReviewGetThreadInput) -> Result<(), Refusal> {
+    check_text("repository", Some(input.repository.as_str()), EMPTY)?;
+    check_text("recordKey", Some(input.record_key.as_str()), EMPTY)
+}
+
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: ReviewGetThreadInput,
 ) -> Result<ReviewGetThreadResponse, Refusal> {
-    let (repository, key) = (input.repository.as_str(), input.record_key.as_str());
-    check_text("repository", Some(repository), EMPTY)?;
-    check_text("recordKey", Some(key), EMPTY)?;
-    let (root, store) = STORE
-        .locate_with_root(
-            state,
-            input.project_id.as_str(),
-            input.snapshot_id.as_ref().map(|s| s.as_str()),
-        )
-        .await?;
+    let ReviewGetThreadInput {
+        project_id,
+        snapshot_id: _,
+        agent_id: _,
+        task_id: _,
+        repository,
+        record_key,
+    } = input;
+    let store = STORE.locate(state, &opened)?;
     let _permit = state.review_gate.enter().await?;
-    let served = thread(&root, &store, repository, key)
+    let root = &opened.resolved.root;
+    let served = thread(root, &store, repository.as_str(), record_key.as_str())
         .await
         .map_err(|f| match f {
             Fault::Unavailable => STORE.unavailable(),
@@ -60,11 +59,15 @@ pub(crate) async fn answer(
                 format!("{} {}", e.message, e.remedy),
             ),
         })?;
-    shape(input, served)
+    shape(project_id, (repository.as_str(), record_key.as_str()), served)
 }
 
-fn shape(input: ReviewGetThreadInput, served: Served) -> Result<ReviewGetThreadResponse, Refusal> {
-    let bad = |e: theurian_protocol::mcp::error::ConversionError| Refusal::internal(TOOL, &e);
+/// The answer for the thread `served`, named by `(repository, recordKey)`.
+fn shape(
+    project_id: theurian_protocol::mcp::ProjectId,
+    (repository, record_key): (&str, &str),
+    served: Served,
+) -> Result<ReviewGetThreadResponse, Refusal> {
     let t = served.thread;
     let omitted = t.comments.len().saturating_sub(MAX_COMMENTS);
     let comments = t
@@ -96,12 +99,12 @@ fn shape(input: ReviewGetThreadInput, served: Served) -> Result<ReviewGetThreadR
         })
         .transpose()?;
     Ok(ReviewGetThreadResponse {
-        project_id: input.project_id,
-        repository: input.repository.as_str().try_into().map_err(bad)?,
-        record_key: input.record_key.as_str().try_into().map_err(bad)?,
-        record_path: served.rel.try_into().map_err(bad)?,
+        project_id,
+        repository: repository.try_into().or_internal(TOOL)?,
+        record_key: record_key.try_into().or_internal(TOOL)?,
+        record_path: served.rel.try_into().or_internal(TOOL)?,
         pull_request: super::review_shared::pull_request_number(served.pull_request),
-        source_uri: served.source_uri.try_into().map_err(bad)?,
+        source_uri: served.source_uri.try_into().or_internal(TOOL)?,
         file_path: t.file_path,
         line_start: t.line_start,
         line_end: t.line_end,
@@ -119,11 +122,7 @@ fn shape(input: ReviewGetThreadInput, served: Served) -> Result<ReviewGetThreadR
 
 fn participant(p: Held) -> Result<Participant, Refusal> {
     Ok(Participant {
-        external_id: p
-            .external_id
-            .as_str()
-            .try_into()
-            .map_err(|e| Refusal::internal(TOOL, &e))?,
+        external_id: p.external_id.as_str().try_into().or_internal(TOOL)?,
         display_name: p.display_name,
     })
 }

@@ -4,70 +4,42 @@
 //! Every filter is checked before anything is read; a store that cannot be served is one
 //! constant refusal.
 
-use super::review_shared::{check_text, check_vocabulary, page, Store};
-use crate::state::AppState;
-use theurian_core::review::store::{read, Filters, STORE_FILE, STORE_ID};
+use super::prelude::*;
+use super::review_shared::{check_text, check_vocabulary, page, review_store, Store};
+use theurian_core::review::store::{read, Filters};
 use theurian_protocol::evidence::ThreadState;
 use theurian_protocol::mcp::{ReviewSearchInput, ReviewSearchResponse};
-use theurian_protocol::Refusal;
 
 /// Most records one call may ask for; outside 1..=50 is refused, never clamped.
 pub const MAX_LIMIT: i64 = 50;
 
 /// The store this tool serves.
-const STORE: Store = Store {
-    kind: "review",
-    id: STORE_ID,
-    file: STORE_FILE,
-    rebuild: "theurian review build",
-    unavailable: UNAVAILABLE,
-};
+const STORE: Store = review_store(UNAVAILABLE);
 
 const UNAVAILABLE: &str = "This project's review evidence cannot be searched: no review search store built by this installation is current. \
 Run `theurian review build` in the project to project the evidence files under .theurian/review/ into it, then retry.";
 const EMPTY: &str =
     "matches everything or nothing depending on the filter, rather than what you meant";
 
-pub(crate) async fn answer(
-    state: &AppState,
-    input: ReviewSearchInput,
-) -> Result<ReviewSearchResponse, Refusal> {
-    let ReviewSearchInput {
-        agent_id: _,
-        author,
-        file_path,
-        limit,
-        project_id,
-        pull_request,
-        q,
-        repository,
-        snapshot_id,
-        task_id: _,
-        thread_state,
-    } = input;
-    // Filters first, in the reference's order; no refusal here repeats a number sent.
-    if !(1..=MAX_LIMIT).contains(&limit) {
+/// Every filter is checked, in the reference's order, before the project is looked at; no
+/// refusal here repeats a number sent.
+pub(crate) fn check(input: &ReviewSearchInput) -> Result<(), Refusal> {
+    if !(1..=MAX_LIMIT).contains(&input.limit) {
         return Err(Refusal::argument(
             "limit",
             &format!("a page holds 1 to {MAX_LIMIT} records; nothing was searched"),
             "Send a limit in that range. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
         ));
     }
-    let (repository, thread_state, author, file_path, q) = (
-        repository.as_ref().map(|v| v.as_str()),
-        thread_state.as_ref().map(|v| v.as_str()),
-        author.as_ref().map(|v| v.as_str()),
-        file_path.as_ref().map(|v| v.as_str()),
-        q.as_ref().map(|v| v.as_str()),
-    );
-    check_text("repository", repository, EMPTY)?;
-    if pull_request.is_some_and(|n| n < 1) {
+    check_text("repository", input.repository.as_ref().map(|v| v.as_str()), EMPTY)?;
+    if input.pull_request.is_some_and(|n| n < 1) {
         return Err(Refusal::argument(
             "pullRequest",
             "a pull request number is 1 or more; nothing was searched",
             "Send a real pull request number, or leave it out to search the records of every pull request.",
         ));
     }
+    let thread_state = input.thread_state.as_ref().map(|v| v.as_str());
     check_text("threadState", thread_state, EMPTY)?;
     check_vocabulary(
         "threadState",
@@ -76,25 +48,38 @@ pub(crate) async fn answer(
         " They are lower-case, as stored.",
         "to search every thread as well as the records that are not threads",
     )?;
-    check_text("author", author, EMPTY)?;
-    check_text("filePath", file_path, EMPTY)?;
-    check_text("q", q, EMPTY)?;
+    check_text("author", input.author.as_ref().map(|v| v.as_str()), EMPTY)?;
+    check_text("filePath", input.file_path.as_ref().map(|v| v.as_str()), EMPTY)?;
+    check_text("q", input.q.as_ref().map(|v| v.as_str()), EMPTY)
+}
 
-    let path = STORE
-        .locate(
-            state,
-            project_id.as_str(),
-            snapshot_id.as_ref().map(|s| s.as_str()),
-        )
-        .await?;
-    let _permit = state.review_gate.enter().await?;
-    let filters = Filters {
-        repository,
-        pull_request,
-        thread_state,
+pub(crate) async fn answer(
+    state: &AppState,
+    opened: Opened,
+    input: ReviewSearchInput,
+) -> Result<ReviewSearchResponse, Refusal> {
+    let ReviewSearchInput {
+        agent_id: _,
         author,
         file_path,
+        limit,
+        project_id: _,
+        pull_request,
         q,
+        repository,
+        snapshot_id: _,
+        task_id: _,
+        thread_state,
+    } = input;
+    let path = STORE.locate(state, &opened)?;
+    let _permit = state.review_gate.enter().await?;
+    let filters = Filters {
+        repository: repository.as_ref().map(|v| v.as_str()),
+        pull_request,
+        thread_state: thread_state.as_ref().map(|v| v.as_str()),
+        author: author.as_ref().map(|v| v.as_str()),
+        file_path: file_path.as_ref().map(|v| v.as_str()),
+        q: q.as_ref().map(|v| v.as_str()),
         limit: limit as usize,
     };
     let rows = read(&path, &filters)

@@ -3,7 +3,7 @@
 //! of a vocabulary when the filter has one — and finding the derived store they serve, which
 //! must be recorded as built here and resolve inside `.theurian/state/`.
 
-use super::project::open;
+use super::project::Opened;
 use crate::state::AppState;
 use std::path::PathBuf;
 use theurian_core::store::provenance;
@@ -30,33 +30,15 @@ impl Store {
         Refusal::new(RefusalMetaCode::StateUnavailable, self.unavailable)
     }
 
-    /// Resolves the project, then the store's path: refused unless this installation built it
-    /// and it resolves inside the project's state directory.
-    pub async fn locate(
-        &self,
-        state: &AppState,
-        project_id: &str,
-        snapshot_id: Option<&str>,
-    ) -> Result<PathBuf, Refusal> {
-        self.locate_with_root(state, project_id, snapshot_id)
-            .await
-            .map(|(_, path)| path)
-    }
-
-    /// [`Store::locate`], also answering the project root.
-    pub async fn locate_with_root(
-        &self,
-        state: &AppState,
-        project_id: &str,
-        snapshot_id: Option<&str>,
-    ) -> Result<(PathBuf, PathBuf), Refusal> {
-        let opened = open(state, project_id, snapshot_id).await?;
+    /// The store's path in the project the seam opened: refused unless this installation
+    /// built it and it resolves inside the project's state directory.
+    pub fn locate(&self, state: &AppState, opened: &Opened) -> Result<PathBuf, Refusal> {
         let root = &opened.resolved.root;
         if !provenance::is_recorded(&state.data, root, self.kind, self.id) {
             return Err(self.unavailable_at(root));
         }
         match served_path(root, self.file) {
-            Ok(p) => Ok((root.clone(), p)),
+            Ok(p) => Ok(p),
             Err(ServedPath::Escapes) => Err(Refusal::new(
                 RefusalMetaCode::StateUnavailable,
                 format!("The store {} resolves outside the project's .theurian/state/, so it was not read. Remove .theurian/state/{}, then run `{}`.", self.file, self.file, self.rebuild),

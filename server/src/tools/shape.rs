@@ -103,3 +103,17 @@ pub fn item_not_served(cure: &str) -> Refusal {
         cure,
     )
 }
+
+/// Refuses an `itemId` no migration could hold before anything is drafted; `example` shows the
+/// form in the tool's own terms.
+pub fn draftable_item_id(item_id: &str, example: &str) -> Result<(), Refusal> {
+    if item_id
+        .parse::<theurian_protocol::migration::ItemId>()
+        .is_err()
+    {
+        return Err(Refusal::invalid_input(format!(
+            "`itemId` is not a usable item id: ids are lower-case dot-separated kebab-case segments (e.g. {example}), at most 200 characters. Nothing was drafted."
+        )));
+    }
+    Ok(())
+}

@@ -3,6 +3,7 @@
 //! Every flag is derived from the handler registrations, never written separately: a tool that
 //! is not registered reports false. The sensitivity ceiling is deliberately not published.
 
+use super::prelude::*;
 use super::Handlers;
 use std::sync::LazyLock;
 use theurian_protocol::mcp::{
@@ -11,14 +12,17 @@ use theurian_protocol::mcp::{
     SystemCapabilitiesResponseCapabilitiesReviewIngestionScope,
 };
 use theurian_protocol::tools::{registered, Intent, ToolHandlers};
-use theurian_protocol::Refusal;
+
+const TOOL: ToolId = ToolId::SystemCapabilities;
 
 /// The answer is a property of the build, so it is assembled once.
 static ANSWER: LazyLock<Result<SystemCapabilitiesResponse, Refusal>> = LazyLock::new(build);
 
-pub(crate) fn answer(
-    _input: SystemCapabilitiesInput,
+pub(crate) async fn answer(
+    _state: &AppState,
+    input: SystemCapabilitiesInput,
 ) -> Result<SystemCapabilitiesResponse, Refusal> {
+    let SystemCapabilitiesInput {} = input;
     ANSWER.clone()
 }
 
@@ -32,19 +36,17 @@ fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
          No MCP tool writes approved knowledge: write-intent tools only draft proposals for a human to merge.",
         names.join(", ")
     );
-    let bad = |e: theurian_protocol::mcp::error::ConversionError| {
-        Refusal::internal("system.capabilities", &e)
-    };
     Ok(SystemCapabilitiesResponse {
-        version: theurian_core::VERSION.try_into().map_err(bad)?,
+        version: theurian_core::VERSION.try_into().or_internal(TOOL)?,
         protocol_version: theurian_protocol::PROTOCOL_VERSION
             .try_into()
-            .map_err(bad)?,
+            .or_internal(TOOL)?,
         contract_digest: theurian_contract::digest::published()
             .try_into()
-            .map_err(bad)?,
+            .or_internal(TOOL)?,
         schema_version: std::num::NonZeroU64::new(theurian_core::CANONICAL_SCHEMA_VERSION)
-            .ok_or_else(|| Refusal::internal("system.capabilities", &"schema version"))?,
+            .ok_or("schema version")
+            .or_internal(TOOL)?,
         capabilities: SystemCapabilitiesResponseCapabilities {
             // This build can fuse lexical, substring and dense rankings over a published index
             // (dense on request); without one, search falls back to the unranked scan.
@@ -67,6 +69,6 @@ fn build() -> Result<SystemCapabilitiesResponse, Refusal> {
             traceability: false,
             write_tools,
         },
-        note: note.as_str().try_into().map_err(bad)?,
+        note: note.as_str().try_into().or_internal(TOOL)?,
     })
 }

@@ -2,31 +2,28 @@
 //! ranks from (or why none may), its staleness against the answering state, and builds not yet
 //! published. A build the caller may not read is reported only by its fallback reason.
 
-use super::project::open;
-use crate::state::AppState;
+use super::prelude::*;
 use theurian_core::index::status::{cure, status, Active, Building, STALE_CURE};
 use theurian_protocol::mcp::{
     ActiveBuild, SystemIndexStatusInput, SystemIndexStatusResponse, UnpublishedBuild,
 };
-use theurian_protocol::Refusal;
 
-const TOOL: &str = "system.indexStatus";
+const TOOL: ToolId = ToolId::SystemIndexStatus;
 
-fn bad(e: impl std::fmt::Display) -> Refusal {
-    Refusal::internal(TOOL, &e)
-}
+pub(crate) use super::no_check as check;
 
 pub(crate) async fn answer(
     state: &AppState,
+    opened: Opened,
     input: SystemIndexStatusInput,
 ) -> Result<SystemIndexStatusResponse, Refusal> {
-    let project = input.project_id.as_str();
-    let opened = open(
-        state,
-        project,
-        input.snapshot_id.as_ref().map(|s| s.as_str()),
-    )
-    .await?;
+    let SystemIndexStatusInput {
+        project_id,
+        snapshot_id: _,
+        agent_id: _,
+        task_id: _,
+    } = input;
+    let project = project_id.as_str();
     let answering = opened.resolved.state_hash.as_str();
     let visible = state.visible_levels();
     let found = status(
@@ -45,8 +42,8 @@ pub(crate) async fn answer(
         Err(reason) => (None, Some(reason), Some(cure(reason).to_owned())),
     };
     Ok(SystemIndexStatusResponse {
-        project_id: input.project_id.clone(),
-        state_hash: answering.try_into().map_err(bad)?,
+        project_id: project_id.clone(),
+        state_hash: answering.try_into().or_internal(TOOL)?,
         active,
         fallback_reason,
         building: found
@@ -60,8 +57,8 @@ pub(crate) async fn answer(
 
 fn active_build(a: Active, stale: bool) -> Result<ActiveBuild, Refusal> {
     Ok(ActiveBuild {
-        index_build_id: a.pointer.index_build_id.try_into().map_err(bad)?,
-        built_from: a.pointer.state_hash.as_str().try_into().map_err(bad)?,
+        index_build_id: a.pointer.index_build_id.try_into().or_internal(TOOL)?,
+        built_from: a.pointer.state_hash.as_str().try_into().or_internal(TOOL)?,
         stale,
         built_at: a.info.built_at,
         items: a.info.items as u64,
@@ -74,7 +71,7 @@ fn active_build(a: Active, stale: bool) -> Result<ActiveBuild, Refusal> {
 
 fn unpublished(b: Building) -> Result<UnpublishedBuild, Refusal> {
     Ok(UnpublishedBuild {
-        index_build_id: b.id.try_into().map_err(bad)?,
+        index_build_id: b.id.try_into().or_internal(TOOL)?,
         started_at: b.started_at,
         running: b.running,
     })
