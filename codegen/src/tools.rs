@@ -434,6 +434,15 @@ fn handler_trait(tools: &[Tool], names: &[Names]) -> TokenStream {
     });
     let variants = names.iter().map(|n| &n.variant);
     let constants = names.iter().map(|n| &n.constant);
+    // Only a contract with project-scoped tools has the project id and snapshot types to open.
+    let opener = tools.iter().any(Tool::scoped).then(|| {
+        quote! {
+            /// A project opened at the state a call pins, as the handlers read it.
+            type Project: Send;
+            /// Opens `project_id` at `snapshot_id` (its current state when `None`), or refuses.
+            fn open_project(&self, project_id: &mcp::ProjectId, snapshot_id: Option<&mcp::SnapshotId>) -> impl Future<Output = Result<Self::Project, Refusal>> + Send;
+        }
+    });
     quote! {
         /// The daemon's side of the contract. Every tool has a required registration constant
         /// and a required handler method, so a new schema pair does not compile until the
@@ -441,10 +450,7 @@ fn handler_trait(tools: &[Tool], names: &[Names]) -> TokenStream {
         /// handed the project already opened at the pinned snapshot (after its check), so no
         /// handler repeats that.
         pub trait ToolHandlers: Send + Sync + 'static {
-            /// A project opened at the state a call pins, as the handlers read it.
-            type Project: Send;
-            /// Opens `project_id` at `snapshot_id` (its current state when `None`), or refuses.
-            fn open_project(&self, project_id: &mcp::ProjectId, snapshot_id: Option<&mcp::SnapshotId>) -> impl Future<Output = Result<Self::Project, Refusal>> + Send;
+            #opener
             #(#consts)*
             #(#methods)*
             /// The registration constant of `id`.
@@ -560,17 +566,9 @@ fn handlers_macro(tools: &[Tool], names: &[Names]) -> TokenStream {
             }
         }
     });
-    quote! {
-        /// Implements [`tools::ToolHandlers`] for a server type from one handler module per
-        /// tool: `$ty { field }` names the type and its field holding the state each handler
-        /// takes, `project = P, open = f` the opened project's type and the async function that
-        /// opens one (`f(&state, &ProjectId, Option<&SnapshotId>)`), and `served` / `unserved`
-        /// list every tool by its handler name. Each served module is declared here
-        /// (`mod knowledge_get;`) and provides `answer(&state, [project,] input)` and, when
-        /// project-scoped, `check(&input)`.
-        #[macro_export]
-        macro_rules! tool_handlers {
-            #(#served)*
+    // The project opener is part of the registration only where some tool is project-scoped.
+    let main = if tools.iter().any(Tool::scoped) {
+        quote! {
             (
                 $ty:ty { $state:ident }, project = $project:ty, open = $open:path;
                 served: [$($served:ident),* $(,)?];
@@ -586,6 +584,34 @@ fn handlers_macro(tools: &[Tool], names: &[Names]) -> TokenStream {
                     $($crate::tool_handlers!(@unserved $unserved);)*
                 }
             };
+        }
+    } else {
+        quote! {
+            (
+                $ty:ty { $state:ident };
+                served: [$($served:ident),* $(,)?];
+                unserved: [$($unserved:ident),* $(,)?];
+            ) => {
+                $(mod $served;)*
+                impl $crate::tools::ToolHandlers for $ty {
+                    $($crate::tool_handlers!(@served $served, $state);)*
+                    $($crate::tool_handlers!(@unserved $unserved);)*
+                }
+            };
+        }
+    };
+    quote! {
+        /// Implements [`tools::ToolHandlers`] for a server type from one handler module per
+        /// tool: `$ty { field }` names the type and its field holding the state each handler
+        /// takes, `project = P, open = f` the opened project's type and the async function that
+        /// opens one (`f(&state, &ProjectId, Option<&SnapshotId>)`), and `served` / `unserved`
+        /// list every tool by its handler name. Each served module is declared here
+        /// (`mod knowledge_get;`) and provides `answer(&state, [project,] input)` and, when
+        /// project-scoped, `check(&input)`.
+        #[macro_export]
+        macro_rules! tool_handlers {
+            #(#served)*
+            #main
         }
     }
 }
