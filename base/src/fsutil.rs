@@ -108,20 +108,28 @@ pub fn on_path(name: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(name).is_file()))
 }
 
-/// The bytes under `path`: a file's size, or a directory's files summed (symlinks not followed).
+/// The bytes under `path`: a file's size, or a directory's files summed (links not followed;
+/// a tree past the walk's bounds is summed as far as it was read).
 pub fn size_of(path: &Path) -> u64 {
+    use crate::walk::{walk, Descend, Limits, Stop};
     let Ok(meta) = fs::symlink_metadata(path) else {
         return 0;
     };
     if !meta.is_dir() {
         return meta.len();
     }
-    fs::read_dir(path)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| size_of(&e.path()))
-        .sum()
+    let limits = Limits {
+        depth: 64,
+        entries: 1_000_000,
+    };
+    let mut total = 0u64;
+    let _ = walk::<Stop>(path, limits, |e| {
+        if e.kind.is_file() {
+            total += e.meta.len();
+        }
+        Ok(Descend::Yes)
+    });
+    total
 }
 
 #[cfg(test)]

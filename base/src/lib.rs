@@ -18,6 +18,7 @@ pub mod secrets;
 pub mod stamped;
 pub mod statedir;
 pub mod time;
+pub mod walk;
 pub mod yaml;
 
 pub use error::{CoreError, Exit};

@@ -198,24 +198,28 @@ pub fn generate(root: &Path, items: usize, seed: u64) -> Result<(), CoreError> {
 /// The Markdown documents under `dir` (recursively, in path order) that are UTF-8 and not
 /// empty: the real text a `--docs` benchmark serves.
 pub fn documents(dir: &Path) -> Result<Vec<(String, String)>, CoreError> {
-    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                walk(&path, out);
-            } else if path
-                .extension()
-                .is_some_and(|e| e == "md" || e == "txt" || e == "rst")
-            {
-                out.push(path);
-            }
-        }
-    }
+    use crate::walk::{walk, Descend, Limits, Stop};
+    let limits = Limits {
+        depth: 32,
+        entries: 1_000_000,
+    };
     let mut paths = Vec::new();
-    walk(dir, &mut paths);
+    let walked = walk::<Stop>(dir, limits, |e| {
+        let text = e
+            .path
+            .extension()
+            .is_some_and(|x| x == "md" || x == "txt" || x == "rst");
+        if e.kind.is_file() && text {
+            paths.push(e.path.clone());
+        }
+        Ok(Descend::Yes)
+    });
+    if let Err(stop) = walked {
+        return Err(CoreError::usage(
+            format!("{} cannot be walked as a corpus ({stop:?}).", dir.display()),
+            "Point --docs at a readable directory of documents, at most 32 levels deep.",
+        ));
+    }
     paths.sort();
     let docs: Vec<(String, String)> = paths
         .into_iter()

@@ -182,10 +182,36 @@ struct Found {
     too_large: Vec<PathBuf>,
 }
 
-/// Regular files under `dir`; hidden files and directory symlinks are left out.
+/// Regular files under `dir` (a link to a file counts; a link to a directory is never walked
+/// into); hidden files are left out.
 fn discover(dir: &Path) -> Found {
+    use crate::walk::{walk, Descend, Limits, Stop};
+    let limits = Limits {
+        depth: 32,
+        entries: 100_000,
+    };
     let mut found = Found::default();
-    walk(dir, &mut found);
+    // A tree past the bounds is ingested as far as it was walked.
+    let _ = walk::<Stop>(dir, limits, |e| {
+        if e.kind.is_dir() {
+            return Ok(Descend::Yes);
+        }
+        if e.path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        {
+            return Ok(Descend::No);
+        }
+        // `metadata` follows a link: a link to a file counts, one to a directory does not.
+        match std::fs::metadata(&e.path) {
+            Ok(m) if m.is_file() && m.len() <= MAX_SOURCE_FILE_BYTES => {
+                found.sources.push(e.path.clone())
+            }
+            Ok(m) if m.is_file() => found.too_large.push(e.path.clone()),
+            _ => {}
+        }
+        Ok(Descend::No)
+    });
     found
         .sources
         .sort_by(|a, b| a.components().cmp(b.components()));
@@ -193,31 +219,6 @@ fn discover(dir: &Path) -> Found {
         .too_large
         .sort_by(|a, b| a.components().cmp(b.components()));
     found
-}
-
-fn walk(dir: &Path, found: &mut Found) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            walk(&path, found);
-            continue;
-        }
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        // `metadata` follows a symlink: a link to a file counts, one to a directory does not.
-        match std::fs::metadata(&path) {
-            Ok(m) if m.is_file() && m.len() <= MAX_SOURCE_FILE_BYTES => found.sources.push(path),
-            Ok(m) if m.is_file() => found.too_large.push(path),
-            _ => {}
-        }
-    }
 }
 
 /// What a source is, from its extension and (for YAML and JSON) its first bytes.

@@ -34,7 +34,7 @@ pub mod token;
 // The layers below core, re-exported under the names core's own modules and its users read.
 pub use theurian_base::{
     config, datadir, error, fsutil, hash, model, paths, progress, rng, runtime, secrets, stamped,
-    time, yaml,
+    time, walk, yaml,
 };
 pub use theurian_index as index;
 

@@ -61,81 +61,75 @@ const EXPORT_AGAIN: &str =
 
 /// Lists a bundle: directories and regular files only, within the caps.
 pub fn list(root: &Path) -> Result<Listing, CoreError> {
-    fn walk(
-        root: &Path,
-        dir: &Path,
-        depth: usize,
-        entries: &mut usize,
-        bytes: &mut u64,
-        out: &mut Listing,
-    ) -> Result<(), CoreError> {
-        if depth > MAX_DEPTH {
-            return Err(refuse_bundle(
+    use crate::walk::{walk, Descend, Limits, Stop};
+    /// The walk's own stop, or a refusal of what it found.
+    enum Fault {
+        Walk(Stop),
+        Refused(CoreError),
+    }
+    impl From<Stop> for Fault {
+        fn from(stop: Stop) -> Self {
+            Fault::Walk(stop)
+        }
+    }
+    let limits = Limits {
+        depth: MAX_DEPTH,
+        entries: MAX_ENTRIES,
+    };
+    let mut out = Listing::default();
+    let mut bytes = 0u64;
+    let walked = walk(root, limits, |e| {
+        if e.kind.is_dir() {
+            return Ok(Descend::Yes);
+        }
+        if !e.kind.is_file() {
+            return Err(Fault::Refused(refuse_bundle(
+                root,
+                format!("{} is a link or a special file; a bundle holds only directories and regular files, so it is refused whole.", e.rel),
+                EXPORT_AGAIN,
+            )));
+        }
+        let len = e.meta.len();
+        if len > MAX_FILE_BYTES {
+            return Err(Fault::Refused(refuse_bundle(
                 root,
                 format!(
-                    "directories nest deeper than {MAX_DEPTH} levels, more than a bundle holds."
+                    "{} is larger than {} MiB, the most one bundle file may hold.",
+                    e.rel,
+                    MAX_FILE_BYTES >> 20
                 ),
                 EXPORT_AGAIN,
-            ));
+            )));
         }
-        let listing = std::fs::read_dir(dir).map_err(|e| CoreError::io("list", dir, &e))?;
-        for entry in listing {
-            let entry = entry.map_err(|e| CoreError::io("list", dir, &e))?;
-            *entries += 1;
-            if *entries > MAX_ENTRIES {
-                return Err(refuse_bundle(
-                    root,
-                    format!("it holds more than {MAX_ENTRIES} entries, more than a bundle holds."),
-                    "Pass the directory `theurian okf export` wrote, not one that contains it.",
-                ));
-            }
-            let path = entry.path();
-            let rel = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            let meta = entry
-                .metadata()
-                .map_err(|e| CoreError::io("inspect", &path, &e))?;
-            if meta.is_dir() {
-                walk(root, &path, depth + 1, entries, bytes, out)?;
-            } else if meta.is_file() {
-                if meta.len() > MAX_FILE_BYTES {
-                    return Err(refuse_bundle(
-                        root,
-                        format!(
-                            "{rel} is larger than {} MiB, the most one bundle file may hold.",
-                            MAX_FILE_BYTES >> 20
-                        ),
-                        EXPORT_AGAIN,
-                    ));
-                }
-                *bytes += meta.len();
-                if *bytes > MAX_BUNDLE_BYTES {
-                    return Err(refuse_bundle(
-                        root,
-                        format!(
-                            "its files hold more than {} MiB together, the most a bundle may.",
-                            MAX_BUNDLE_BYTES >> 20
-                        ),
-                        EXPORT_AGAIN,
-                    ));
-                }
-                out.files.insert(rel, meta.len());
-            } else {
-                return Err(refuse_bundle(
-                    root,
-                    format!("{rel} is a link or a special file; a bundle holds only directories and regular files, so it is refused whole."),
-                    EXPORT_AGAIN,
-                ));
-            }
+        bytes += len;
+        if bytes > MAX_BUNDLE_BYTES {
+            return Err(Fault::Refused(refuse_bundle(
+                root,
+                format!(
+                    "its files hold more than {} MiB together, the most a bundle may.",
+                    MAX_BUNDLE_BYTES >> 20
+                ),
+                EXPORT_AGAIN,
+            )));
         }
-        Ok(())
+        out.files.insert(e.rel.clone(), len);
+        Ok(Descend::No)
+    });
+    match walked {
+        Ok(()) => Ok(out),
+        Err(Fault::Refused(e)) => Err(e),
+        Err(Fault::Walk(Stop::TooDeep(_))) => Err(refuse_bundle(
+            root,
+            format!("directories nest deeper than {MAX_DEPTH} levels, more than a bundle holds."),
+            EXPORT_AGAIN,
+        )),
+        Err(Fault::Walk(Stop::TooMany)) => Err(refuse_bundle(
+            root,
+            format!("it holds more than {MAX_ENTRIES} entries, more than a bundle holds."),
+            "Pass the directory `theurian okf export` wrote, not one that contains it.",
+        )),
+        Err(Fault::Walk(Stop::Io(path, e))) => Err(CoreError::io("list", &path, &e)),
     }
-    let mut out = Listing::default();
-    walk(root, root, 0, &mut 0, &mut 0, &mut out)?;
-    Ok(out)
 }
 
 /// Reads the regular file `rel` of the bundle: never through a link, never blocking on a FIFO
