@@ -295,6 +295,64 @@ impl DraftOnly {
 
     /// Drafts a content change and writes its proposal directory.
     pub fn draft_content(&self, req: &ContentRequest) -> Result<ProposalPayload, DraftError> {
+        let (kind, trust, sensitivity) = self.checked(req)?;
+        let ext = extension(&req.content_type).ok_or_else(|| {
+            invalid(
+                "contentType",
+                theurian_protocol::mcp::KnowledgeProposeChangeInputContentType::VALUES,
+            )
+        })?;
+        let item_id: theurian_protocol::migration::ItemId = typed(req.item_id.clone(), "itemId")?;
+        let current = self.current(item_id.as_str())?;
+        on_current_base(
+            item_id.as_str(),
+            current.as_ref(),
+            req,
+            sensitivity.as_ref(),
+        )?;
+        let labels = Labels::resolve(trust, sensitivity, current.as_ref(), req.record_defaults)?;
+        if req.source_anchors.is_empty() && !req.labels.iter().any(|l| l == AUTHORED_HERE) {
+            return Err(DraftError::refused(
+                "A revision needs at least one source anchor, or the label `authored-in-theurian` when the knowledge originates here.",
+                "Add `sourceAnchors` naming where it came from, or the label `authored-in-theurian`.",
+            ));
+        }
+        let [proposal_id, migration_id, revision_id] = consecutive_ids()?;
+        let ids = Ids {
+            proposal: proposal_id,
+            migration: migration_id,
+            body: body_path(item_id.as_str(), &revision_id, ext),
+            revision: revision_id,
+        };
+        let namespace = req
+            .namespace
+            .clone()
+            .or_else(|| current.as_ref().map(|v| v.namespace.clone()))
+            .unwrap_or_else(|| {
+                let id = item_id.as_str();
+                id.rsplit_once('.').map_or(id, |(ns, _)| ns).to_owned()
+            });
+        let depends_on = match current {
+            Some(_) => self.last_to_change(item_id.as_str()).map(str::to_owned),
+            None => None,
+        };
+        let content = Content {
+            item_id: &item_id,
+            kind,
+            namespace,
+            labels,
+            depends_on,
+        };
+        let value = content_migration(req, &content, &ids)?;
+        self.write_proposal(req, &item_id, &ids, &value)
+    }
+
+    /// The request's own checks, before anything is read: nothing blank that a reviewer needs,
+    /// no secret in any text, and every vocabulary value known.
+    fn checked(
+        &self,
+        req: &ContentRequest,
+    ) -> Result<(Kind, Option<TrustLevel>, Option<Sensitivity>), DraftError> {
         for (field, value) in [
             ("evidence.model", &req.evidence.model),
             ("evidence.reasoning", &req.evidence.reasoning),
@@ -308,231 +366,24 @@ impl DraftOnly {
             }
         }
         screen_secrets(self.root(), &req.screened_fields())?;
-        let (kind, trust, sensitivity) = vocabulary(
+        vocabulary(
             &req.kind,
             req.trust_level.as_deref(),
             req.sensitivity.as_deref(),
-        )?;
-        let ext = extension(&req.content_type).ok_or_else(|| {
-            invalid(
-                "contentType",
-                theurian_protocol::mcp::KnowledgeProposeChangeInputContentType::VALUES,
-            )
-        })?;
-        let item_id: theurian_protocol::migration::ItemId = typed(req.item_id.clone(), "itemId")?;
-        let current = self.current(item_id.as_str())?;
-        let current_rev = current.as_ref().and_then(|v| v.current.clone());
-        match (&current_rev, &req.expected_revision) {
-            (None, Some(_)) => {
-                return Err(DraftError::Conflict {
-                    message: format!("{} has no revision yet, so `expectedRevision` cannot name one.", item_id.as_str()),
-                    remedy: "Leave `expectedRevision` out to create the item's first revision.".into(),
-                    current: None,
-                })
-            }
-            (Some(rev), None) => {
-                return Err(DraftError::Conflict {
-                    message: format!("{} already exists at revision {rev}; a change to it must say which revision it replaces.", item_id.as_str()),
-                    remedy: format!("Send `expectedRevision: {rev}` to revise it (CLI: --expected-revision {rev}), or use a new item id."),
-                    current: Some(rev.clone()),
-                })
-            }
-            (Some(rev), Some(want)) if rev != want => {
-                return Err(DraftError::Conflict {
-                    message: format!("{} is now at revision {rev}, not {want}: someone changed it since you read it.", item_id.as_str()),
-                    remedy: format!("Read the item again, fold its current text into your change, and send `expectedRevision: {rev}`."),
-                    current: Some(rev.clone()),
-                })
-            }
-            _ => {}
-        }
-        if let Some(view) = &current {
-            if !crate::model::SURFACEABLE.contains(&view.status.as_str()) {
-                return Err(DraftError::refused(
-                    format!("{} is {} and withdrawn from the served knowledge; a content change cannot bring it back.", item_id.as_str(), view.status),
-                    "Restoring an item is a deliberate act: hand-write a `restoreItem` migration and have it reviewed.",
-                ));
-            }
-            if let (Some(new), Some(old)) = (&sensitivity, rank(&view.sensitivity)) {
-                if rank(&new.to_string()).is_some_and(|n| n < old) {
-                    return Err(DraftError::refused(
-                        format!("{} is {}; this change would lower it to {new}.", item_id.as_str(), view.sensitivity),
-                        "Lowering a sensitivity is a deliberate act: hand-write a `changeSensitivity` migration and have it reviewed.",
-                    ));
-                }
-            }
-        }
-        let namespace = req
-            .namespace
-            .clone()
-            .or_else(|| current.as_ref().map(|v| v.namespace.clone()))
-            .unwrap_or_else(|| {
-                let id = item_id.as_str();
-                id.rsplit_once('.').map_or(id, |(ns, _)| ns).to_owned()
-            });
-        // Chosen or inherited values are written even when they equal the schema default;
-        // only values left to the default are left out.
-        let mut keep = Vec::new();
-        if trust.is_some() || current.is_some() || req.record_defaults {
-            keep.push("/operations/1/metadata/trustLevel".to_owned());
-        }
-        if sensitivity.is_some() || current.is_some() || req.record_defaults {
-            keep.push("/operations/1/metadata/sensitivity".to_owned());
-        }
-        let trust = match trust {
-            Some(t) => t,
-            None => match &current {
-                Some(v) => v
-                    .trust
-                    .parse()
-                    .map_err(|_| invalid("trustLevel", TrustLevel::VALUES))?,
-                None => schema_default("/$defs/revisionMetadata/properties/trustLevel/default")?,
-            },
-        };
-        let sensitivity = match sensitivity {
-            Some(s) => s,
-            None => match &current {
-                Some(v) => v
-                    .sensitivity
-                    .parse()
-                    .map_err(|_| invalid("sensitivity", Sensitivity::VALUES))?,
-                None => schema_default("/$defs/revisionMetadata/properties/sensitivity/default")?,
-            },
-        };
-        if req.source_anchors.is_empty() && !req.labels.iter().any(|l| l == AUTHORED_HERE) {
-            return Err(DraftError::refused(
-                "A revision needs at least one source anchor, or the label `authored-in-theurian` when the knowledge originates here.",
-                "Add `sourceAnchors` naming where it came from, or the label `authored-in-theurian`.",
-            ));
-        }
+        )
+    }
 
-        let [proposal_id, migration_id, revision_id] = consecutive_ids()?;
-        let body_rel = body_path(item_id.as_str(), &revision_id, ext);
-        let content_file = format!("../knowledge/{body_rel}");
-        let content_sha = sha256_hex(req.body.as_bytes());
-        let anchors = req
-            .source_anchors
-            .iter()
-            .map(|a| -> Result<SourceAnchor, DraftError> {
-                Ok(SourceAnchor {
-                    provider: typed(a.provider.clone(), "sourceAnchors.provider")?,
-                    source_uri: typed(a.source_uri.clone(), "sourceAnchors.sourceUri")?,
-                    repository: a
-                        .repository
-                        .clone()
-                        .map(|r| typed(r, "sourceAnchors.repository"))
-                        .transpose()?,
-                    commit_sha: a
-                        .commit_sha
-                        .clone()
-                        .map(|c| typed(c, "sourceAnchors.commitSha"))
-                        .transpose()?,
-                    blob_sha: None,
-                    file_path: a
-                        .file_path
-                        .clone()
-                        .map(|f| typed(f, "sourceAnchors.filePath"))
-                        .transpose()?,
-                    line_start: None,
-                    line_end: None,
-                    external_id: None,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let labels = if req.labels.is_empty() {
-            None
-        } else {
-            Some(
-                req.labels
-                    .iter()
-                    .map(|l| typed(l.clone(), "labels"))
-                    .collect::<Result<Vec<_>, _>>()?,
-            )
-        };
-        let scope = if req.scope_paths.is_empty() {
-            None
-        } else {
-            Some(RevisionMetadataScope {
-                paths: req
-                    .scope_paths
-                    .iter()
-                    .map(|p| typed(p.clone(), "scopePaths"))
-                    .collect::<Result<Vec<_>, _>>()?,
-            })
-        };
-        let metadata = RevisionMetadata {
-            title: typed(req.title.clone(), "title")?,
-            content_type: typed(req.content_type.clone(), "contentType")?,
-            kind,
-            namespace: typed(namespace.clone(), "namespace")?,
-            status: theurian_protocol::migration::Status::Approved,
-            owner: typed(req.owner.clone(), "owner")?,
-            trust_level: trust,
-            sensitivity,
-            tenant_id: schema_default("/$defs/revisionMetadata/properties/tenantId/default")?,
-            acl_group: schema_default("/$defs/revisionMetadata/properties/aclGroup/default")?,
-            valid_from: None,
-            valid_to: None,
-            labels,
-            scope,
-            source_anchors: anchors,
-        };
-        let doc = Migration {
-            api_version: theurian_protocol::migration::MigrationApiVersion::TheurianDevV1,
-            id: typed(migration_id.clone(), "id")?,
-            created_at: chrono::Utc::now()
-                .format("%Y-%m-%dT%H:%M:%S+00:00")
-                .to_string(),
-            author: typed(req.author.clone(), "author")?,
-            depends_on: match current {
-                Some(_) => self
-                    .last_to_change(item_id.as_str())
-                    .map(|id| typed(id.to_owned(), "dependsOn"))
-                    .into_iter()
-                    .collect::<Result<Vec<_>, _>>()?,
-                None => Vec::new(),
-            },
-            description: Some(typed(req.description.clone(), "description")?),
-            operations: vec![
-                Operation::CreateItem(OpCreateItem {
-                    op: theurian_protocol::migration::OpCreateItemOp::CreateItem,
-                    item_id: item_id.clone(),
-                    kind,
-                    namespace: typed(namespace, "namespace")?,
-                    owner: typed(req.owner.clone(), "owner")?,
-                    sensitivity: schema_default(
-                        "/$defs/opCreateItem/properties/sensitivity/default",
-                    )?,
-                    trust_level: schema_default(
-                        "/$defs/opCreateItem/properties/trustLevel/default",
-                    )?,
-                }),
-                Operation::UpsertRevision(OpUpsertRevision {
-                    op: theurian_protocol::migration::OpUpsertRevisionOp::UpsertRevision,
-                    item_id: item_id.clone(),
-                    revision_id: typed(revision_id.clone(), "revisionId")?,
-                    expected_revision: req
-                        .expected_revision
-                        .clone()
-                        .map(|r| typed(r, "expectedRevision"))
-                        .transpose()?,
-                    content_file: typed(content_file.clone(), "contentFile")?,
-                    content_sha256: typed(content_sha.clone(), "contentSha256")?,
-                    metadata,
-                }),
-            ],
-        };
-        let value = serde_json::to_value(&doc).map_err(|e| {
-            DraftError::refused(
-                format!("The migration could not be assembled ({e})."),
-                "This is a defect in theurian: please report it.",
-            )
-        })?;
-        let value = order_keeping(&value, &MIGRATION_DOC, Trim::Defaults, &keep);
-        validate(&value)?;
-
+    /// Writes the proposal directory (body, evidence, migration) and answers its payload.
+    fn write_proposal(
+        &self,
+        req: &ContentRequest,
+        item_id: &theurian_protocol::migration::ItemId,
+        ids: &Ids,
+        value: &Value,
+    ) -> Result<ProposalPayload, DraftError> {
         let migration_file = format!(
-            "{migration_id}-{}.yaml",
+            "{}-{}.yaml",
+            ids.migration,
             slug(
                 &req.title,
                 item_id.as_str().rsplit('.').next().unwrap_or("migration")
@@ -541,79 +392,334 @@ impl DraftOnly {
         if req.local {
             crate::layout::ensure_gitignore(&self.root.join(".gitignore"))?;
         }
-        let dir = create_dir(&self.root, req.local, &proposal_id)?;
-        write_new(&dir, &body_rel, req.body.as_bytes())?;
+        let dir = create_dir(&self.root, req.local, &ids.proposal)?;
+        write_new(&dir, &ids.body, req.body.as_bytes())?;
         let evidence = evidence_json(
-            &proposal_id,
-            &migration_id,
+            &ids.proposal,
+            &ids.migration,
             json!(item_id.as_str()),
             &req.evidence,
             &req.source_anchors,
         );
         write_new(&dir, "evidence.json", evidence.as_bytes())?;
-        write_new(&dir, &migration_file, to_yaml(&value).as_bytes())?;
+        write_new(&dir, &migration_file, to_yaml(value).as_bytes())?;
+        payload(req, ids, &migration_file)
+    }
+}
 
-        let rel_dir = format!("{}/{proposal_id}", proposals_dir(req.local));
-        let defect = |what: &str| {
-            DraftError::refused(
-                format!("The proposal was written to {rel_dir}, but its {what} does not fit the payload schema."),
-                "This is a defect in theurian: please report it with the directory.",
-            )
+/// The ids one content draft is written under, and its body's path below `knowledge/`.
+struct Ids {
+    proposal: String,
+    migration: String,
+    revision: String,
+    body: String,
+}
+
+/// What a content draft writes beside the request's own fields.
+struct Content<'a> {
+    item_id: &'a theurian_protocol::migration::ItemId,
+    kind: Kind,
+    namespace: String,
+    labels: Labels,
+    depends_on: Option<String>,
+}
+
+/// The trust level and sensitivity a revision records, and which of them to write even when
+/// they equal the schema default.
+struct Labels {
+    trust: TrustLevel,
+    sensitivity: Sensitivity,
+    keep: Vec<String>,
+}
+
+impl Labels {
+    /// The values asked for, else the current revision's, else the schema's defaults. Chosen or
+    /// inherited values are written even when they equal the default; only values left to the
+    /// default are left out.
+    fn resolve(
+        trust: Option<TrustLevel>,
+        sensitivity: Option<Sensitivity>,
+        current: Option<&ItemView>,
+        record_defaults: bool,
+    ) -> Result<Labels, DraftError> {
+        let mut keep = Vec::new();
+        if trust.is_some() || current.is_some() || record_defaults {
+            keep.push("/operations/1/metadata/trustLevel".to_owned());
+        }
+        if sensitivity.is_some() || current.is_some() || record_defaults {
+            keep.push("/operations/1/metadata/sensitivity".to_owned());
+        }
+        let trust = match (trust, current) {
+            (Some(t), _) => t,
+            (None, Some(v)) => v
+                .trust
+                .parse()
+                .map_err(|_| invalid("trustLevel", TrustLevel::VALUES))?,
+            (None, None) => {
+                schema_default("/$defs/revisionMetadata/properties/trustLevel/default")?
+            }
         };
-        Ok(ProposalPayload {
-            proposal_id: proposal_id
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("proposalId"))?,
-            proposal_directory: rel_dir
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("proposalDirectory"))?,
-            migration_id: migration_id
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("migrationId"))?,
-            migration_file: migration_file
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("migrationFile"))?,
-            revision_id: revision_id
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("revisionId"))?,
-            expected_revision: req
-                .expected_revision
-                .as_deref()
-                .map(|r| r.try_into().map_err(|_| defect("expectedRevision")))
-                .transpose()?,
-            body_file: format!("{rel_dir}/{body_rel}")
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("bodyFile"))?,
-            evidence_file: format!("{rel_dir}/evidence.json")
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("evidenceFile"))?,
-            content_file: content_file
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("contentFile"))?,
-            content_sha256: content_sha
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("contentSha256"))?,
-            body_destination: format!(".theurian/knowledge/{body_rel}")
-                .as_str()
-                .try_into()
-                .map_err(|_| defect("bodyDestination"))?,
-            next_steps: theurian_protocol::mcp::NextSteps(
-                NEXT_STEPS
-                    .iter()
-                    .map(|s| (*s).try_into().map_err(|_| defect("nextSteps")))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
+        let sensitivity = match (sensitivity, current) {
+            (Some(s), _) => s,
+            (None, Some(v)) => v
+                .sensitivity
+                .parse()
+                .map_err(|_| invalid("sensitivity", Sensitivity::VALUES))?,
+            (None, None) => {
+                schema_default("/$defs/revisionMetadata/properties/sensitivity/default")?
+            }
+        };
+        Ok(Labels {
+            trust,
+            sensitivity,
+            keep,
         })
     }
+}
+
+/// Refuses a change drafted against a revision that is not current, or one that would bring a
+/// withdrawn item back or lower its sensitivity.
+fn on_current_base(
+    item_id: &str,
+    current: Option<&ItemView>,
+    req: &ContentRequest,
+    sensitivity: Option<&Sensitivity>,
+) -> Result<(), DraftError> {
+    let current_rev = current.and_then(|v| v.current.clone());
+    match (&current_rev, &req.expected_revision) {
+        (None, Some(_)) => {
+            return Err(DraftError::Conflict {
+                message: format!("{item_id} has no revision yet, so `expectedRevision` cannot name one."),
+                remedy: "Leave `expectedRevision` out to create the item's first revision.".into(),
+                current: None,
+            })
+        }
+        (Some(rev), None) => {
+            return Err(DraftError::Conflict {
+                message: format!("{item_id} already exists at revision {rev}; a change to it must say which revision it replaces."),
+                remedy: format!("Send `expectedRevision: {rev}` to revise it (CLI: --expected-revision {rev}), or use a new item id."),
+                current: Some(rev.clone()),
+            })
+        }
+        (Some(rev), Some(want)) if rev != want => {
+            return Err(DraftError::Conflict {
+                message: format!("{item_id} is now at revision {rev}, not {want}: someone changed it since you read it."),
+                remedy: format!("Read the item again, fold its current text into your change, and send `expectedRevision: {rev}`."),
+                current: Some(rev.clone()),
+            })
+        }
+        _ => {}
+    }
+    let Some(view) = current else { return Ok(()) };
+    if !crate::model::SURFACEABLE.contains(&view.status.as_str()) {
+        return Err(DraftError::refused(
+            format!("{item_id} is {} and withdrawn from the served knowledge; a content change cannot bring it back.", view.status),
+            "Restoring an item is a deliberate act: hand-write a `restoreItem` migration and have it reviewed.",
+        ));
+    }
+    if let (Some(new), Some(old)) = (sensitivity, rank(&view.sensitivity)) {
+        if rank(&new.to_string()).is_some_and(|n| n < old) {
+            return Err(DraftError::refused(
+                format!("{item_id} is {}; this change would lower it to {new}.", view.sensitivity),
+                "Lowering a sensitivity is a deliberate act: hand-write a `changeSensitivity` migration and have it reviewed.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An optional request field in its schema type.
+fn optional<T: TryFrom<String>>(
+    value: &Option<String>,
+    field: &str,
+) -> Result<Option<T>, DraftError> {
+    value.clone().map(|v| typed(v, field)).transpose()
+}
+
+/// A list of request fields, each in its schema type.
+fn listed<T: TryFrom<String>>(values: &[String], field: &str) -> Result<Vec<T>, DraftError> {
+    values.iter().map(|v| typed(v.clone(), field)).collect()
+}
+
+/// A payload value the drafter built itself: failing its schema type is our defect, named
+/// with the directory already written.
+fn wired<T: TryFrom<String>>(value: String, rel_dir: &str, what: &str) -> Result<T, DraftError> {
+    value.try_into().map_err(|_| {
+        DraftError::refused(
+            format!("The proposal was written to {rel_dir}, but its {what} does not fit the payload schema."),
+            "This is a defect in theurian: please report it with the directory.",
+        )
+    })
+}
+
+/// The request's source anchors as a migration records them.
+fn source_anchors(req: &ContentRequest) -> Result<Vec<SourceAnchor>, DraftError> {
+    req.source_anchors
+        .iter()
+        .map(|a| {
+            Ok(SourceAnchor {
+                provider: typed(a.provider.clone(), "sourceAnchors.provider")?,
+                source_uri: typed(a.source_uri.clone(), "sourceAnchors.sourceUri")?,
+                repository: optional(&a.repository, "sourceAnchors.repository")?,
+                commit_sha: optional(&a.commit_sha, "sourceAnchors.commitSha")?,
+                blob_sha: None,
+                file_path: optional(&a.file_path, "sourceAnchors.filePath")?,
+                line_start: None,
+                line_end: None,
+                external_id: None,
+            })
+        })
+        .collect()
+}
+
+/// The revision's metadata: the request's fields with the resolved labels.
+fn revision_metadata(
+    req: &ContentRequest,
+    content: &Content<'_>,
+) -> Result<RevisionMetadata, DraftError> {
+    let labels = (!req.labels.is_empty())
+        .then(|| listed(&req.labels, "labels"))
+        .transpose()?;
+    let scope = (!req.scope_paths.is_empty())
+        .then(|| {
+            listed(&req.scope_paths, "scopePaths").map(|paths| RevisionMetadataScope { paths })
+        })
+        .transpose()?;
+    Ok(RevisionMetadata {
+        title: typed(req.title.clone(), "title")?,
+        content_type: typed(req.content_type.clone(), "contentType")?,
+        kind: content.kind,
+        namespace: typed(content.namespace.clone(), "namespace")?,
+        status: theurian_protocol::migration::Status::Approved,
+        owner: typed(req.owner.clone(), "owner")?,
+        trust_level: content.labels.trust,
+        sensitivity: content.labels.sensitivity,
+        tenant_id: schema_default("/$defs/revisionMetadata/properties/tenantId/default")?,
+        acl_group: schema_default("/$defs/revisionMetadata/properties/aclGroup/default")?,
+        valid_from: None,
+        valid_to: None,
+        labels,
+        scope,
+        source_anchors: source_anchors(req)?,
+    })
+}
+
+/// The content draft's migration, as the value written (keys in schema order, defaults left
+/// out unless kept), validated against the migration schema.
+fn content_migration(
+    req: &ContentRequest,
+    content: &Content<'_>,
+    ids: &Ids,
+) -> Result<Value, DraftError> {
+    let item_id = content.item_id;
+    let doc = Migration {
+        api_version: theurian_protocol::migration::MigrationApiVersion::TheurianDevV1,
+        id: typed(ids.migration.clone(), "id")?,
+        created_at: chrono::Utc::now()
+            .format("%Y-%m-%dT%H:%M:%S+00:00")
+            .to_string(),
+        author: typed(req.author.clone(), "author")?,
+        depends_on: content
+            .depends_on
+            .clone()
+            .map(|id| typed(id, "dependsOn"))
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?,
+        description: Some(typed(req.description.clone(), "description")?),
+        operations: vec![
+            Operation::CreateItem(OpCreateItem {
+                op: theurian_protocol::migration::OpCreateItemOp::CreateItem,
+                item_id: item_id.clone(),
+                kind: content.kind,
+                namespace: typed(content.namespace.clone(), "namespace")?,
+                owner: typed(req.owner.clone(), "owner")?,
+                sensitivity: schema_default("/$defs/opCreateItem/properties/sensitivity/default")?,
+                trust_level: schema_default("/$defs/opCreateItem/properties/trustLevel/default")?,
+            }),
+            Operation::UpsertRevision(OpUpsertRevision {
+                op: theurian_protocol::migration::OpUpsertRevisionOp::UpsertRevision,
+                item_id: item_id.clone(),
+                revision_id: typed(ids.revision.clone(), "revisionId")?,
+                expected_revision: req
+                    .expected_revision
+                    .clone()
+                    .map(|r| typed(r, "expectedRevision"))
+                    .transpose()?,
+                content_file: typed(format!("../knowledge/{}", ids.body), "contentFile")?,
+                content_sha256: typed(sha256_hex(req.body.as_bytes()), "contentSha256")?,
+                metadata: revision_metadata(req, content)?,
+            }),
+        ],
+    };
+    let value = serde_json::to_value(&doc).map_err(|e| {
+        DraftError::refused(
+            format!("The migration could not be assembled ({e})."),
+            "This is a defect in theurian: please report it.",
+        )
+    })?;
+    let value = order_keeping(&value, &MIGRATION_DOC, Trim::Defaults, &content.labels.keep);
+    validate(&value)?;
+    Ok(value)
+}
+
+/// What the drafter answers for a proposal written under `ids`.
+fn payload(
+    req: &ContentRequest,
+    ids: &Ids,
+    migration_file: &str,
+) -> Result<ProposalPayload, DraftError> {
+    let rel_dir = format!("{}/{}", proposals_dir(req.local), ids.proposal);
+    let defect = |what: &str| {
+        DraftError::refused(
+            format!("The proposal was written to {rel_dir}, but its {what} does not fit the payload schema."),
+            "This is a defect in theurian: please report it with the directory.",
+        )
+    };
+    let body = &ids.body;
+    Ok(ProposalPayload {
+        proposal_id: ids
+            .proposal
+            .as_str()
+            .try_into()
+            .map_err(|_| defect("proposalId"))?,
+        proposal_directory: rel_dir
+            .as_str()
+            .try_into()
+            .map_err(|_| defect("proposalDirectory"))?,
+        migration_id: ids
+            .migration
+            .as_str()
+            .try_into()
+            .map_err(|_| defect("migrationId"))?,
+        migration_file: migration_file
+            .try_into()
+            .map_err(|_| defect("migrationFile"))?,
+        revision_id: ids
+            .revision
+            .as_str()
+            .try_into()
+            .map_err(|_| defect("revisionId"))?,
+        expected_revision: req
+            .expected_revision
+            .as_deref()
+            .map(|r| r.try_into().map_err(|_| defect("expectedRevision")))
+            .transpose()?,
+        body_file: wired(format!("{rel_dir}/{body}"), &rel_dir, "bodyFile")?,
+        evidence_file: wired(format!("{rel_dir}/evidence.json"), &rel_dir, "evidenceFile")?,
+        content_file: wired(format!("../knowledge/{body}"), &rel_dir, "contentFile")?,
+        content_sha256: wired(sha256_hex(req.body.as_bytes()), &rel_dir, "contentSha256")?,
+        body_destination: wired(
+            format!(".theurian/knowledge/{body}"),
+            &rel_dir,
+            "bodyDestination",
+        )?,
+        next_steps: theurian_protocol::mcp::NextSteps(
+            NEXT_STEPS
+                .iter()
+                .map(|s| (*s).try_into().map_err(|_| defect("nextSteps")))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    })
 }
 
 /// Checks an assembled migration against the schema it will be loaded with.
