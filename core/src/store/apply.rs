@@ -6,11 +6,16 @@ use crate::migrate::Body;
 use crate::migrate::{LoadedMigration, MigrationSet};
 use crate::time::{isoformat, now_iso, parse};
 
-use super::bulk::{insert, Val};
+use super::bulk::Val;
+use super::mirror::{Item, Mirror, Revision, Spec};
 use super::moves::{Cause, Move, Tracker};
-use sqlx::{Connection, Row, SqliteConnection};
+use sqlx::{Connection, SqliteConnection};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use theurian_protocol::migration::{OpUpsertRevision, Operation, SourceAnchor};
+use theurian_protocol::migration::{
+    OpAddAlias, OpAddEvidence, OpAddRelation, OpChangeSensitivity, OpCreateItem, OpDeprecateItem,
+    OpRegisterSpecification, OpRemoveEvidence, OpRemoveRelation, OpSupersedeSpecification,
+    OpUpsertRevision, Operation, SourceAnchor,
+};
 
 /// The project row every table hangs off.
 #[derive(Debug, Clone)]
@@ -114,450 +119,6 @@ pub fn check_checksums(
         }
     }
     Ok(())
-}
-
-#[derive(Debug, Clone)]
-struct Item {
-    namespace: String,
-    kind: String,
-    status: String,
-    current: Option<String>,
-    owner: String,
-    trust: String,
-    sensitivity: String,
-    tenant: String,
-    acl: String,
-    valid_from: String,
-    valid_to: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-struct Revision {
-    values: Vec<Val>,
-    item_id: String,
-    sha: String,
-}
-
-#[derive(Debug, Clone)]
-struct Spec {
-    revision_id: String,
-    title: String,
-    status: String,
-    format: String,
-    source_uri: String,
-    structured: String,
-    valid_from: String,
-    valid_to: Option<String>,
-    superseded_by: Option<String>,
-}
-
-/// The project's rows, held in memory while migrations apply, then written back as tables.
-#[derive(Debug, Default)]
-struct Mirror {
-    items: BTreeMap<String, Item>,
-    revisions: Vec<Revision>,
-    revision_index: HashMap<String, usize>,
-    anchors: Vec<Vec<Val>>,
-    aliases: BTreeMap<String, (String, String)>,
-    relations: Vec<(String, String, String, Option<String>, String)>,
-    relation_keys: HashSet<(String, String, String)>,
-    evidence: Vec<(String, String, Vec<Val>)>,
-    specs: BTreeMap<String, Spec>,
-    history: Vec<(String, String, String, i64)>,
-}
-
-const REVISION_COLUMNS: &[&str] = &[
-    "revision_id",
-    "item_id",
-    "project_id",
-    "migration_id",
-    "title",
-    "body",
-    "content_type",
-    "content_sha256",
-    "kind",
-    "namespace",
-    "status",
-    "trust_level",
-    "sensitivity",
-    "owner",
-    "tenant_id",
-    "acl_group",
-    "labels",
-    "scope_paths",
-    "structured",
-    "valid_from",
-    "valid_to",
-    "author",
-    "created_at",
-    "source_commit",
-];
-const ANCHOR_COLUMNS: &[&str] = &[
-    "revision_id",
-    "project_id",
-    "provider",
-    "source_uri",
-    "repository",
-    "commit_sha",
-    "blob_sha",
-    "file_path",
-    "line_start",
-    "line_end",
-    "external_id",
-];
-const EVIDENCE_COLUMNS: &[&str] = &[
-    "project_id",
-    "item_id",
-    "provider",
-    "source_uri",
-    "repository",
-    "commit_sha",
-    "file_path",
-    "line_start",
-    "line_end",
-    "external_id",
-    "description",
-    "confidence",
-    "created_at",
-];
-
-fn text(row: &sqlx::sqlite::SqliteRow, i: usize) -> Result<Val, sqlx::Error> {
-    Ok(Val::Text(row.try_get::<Option<String>, _>(i)?))
-}
-fn int(row: &sqlx::sqlite::SqliteRow, i: usize) -> Result<Val, sqlx::Error> {
-    Ok(Val::Int(row.try_get::<Option<i64>, _>(i)?))
-}
-
-impl Mirror {
-    /// Reads the project's current rows (empty for a database built from empty).
-    async fn load(conn: &mut SqliteConnection, project: &str) -> Result<Mirror, sqlx::Error> {
-        let mut m = Mirror::default();
-        for r in sqlx::query(
-            "SELECT item_id, namespace, kind, status, current_revision_id, owner, trust_level, sensitivity, tenant_id, acl_group, valid_from, valid_to
-             FROM knowledge_items WHERE project_id = ? ORDER BY rowid",
-        )
-        .bind(project)
-        .fetch_all(&mut *conn)
-        .await?
-        {
-            m.items.insert(
-                r.try_get(0)?,
-                Item {
-                    namespace: r.try_get(1)?,
-                    kind: r.try_get(2)?,
-                    status: r.try_get(3)?,
-                    current: r.try_get(4)?,
-                    owner: r.try_get(5)?,
-                    trust: r.try_get(6)?,
-                    sensitivity: r.try_get(7)?,
-                    tenant: r.try_get(8)?,
-                    acl: r.try_get(9)?,
-                    valid_from: r.try_get(10)?,
-                    valid_to: r.try_get(11)?,
-                },
-            );
-        }
-        for r in sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {} FROM knowledge_revisions WHERE project_id = ? ORDER BY rowid",
-            REVISION_COLUMNS.join(", ")
-        )))
-        .bind(project)
-        .fetch_all(&mut *conn)
-        .await?
-        {
-            let values = (0..REVISION_COLUMNS.len())
-                .map(|i| text(&r, i))
-                .collect::<Result<Vec<_>, _>>()?;
-            let (id, item, sha): (String, String, String) =
-                (r.try_get(0)?, r.try_get(1)?, r.try_get(7)?);
-            m.revision_index.insert(id, m.revisions.len());
-            m.revisions.push(Revision {
-                values,
-                item_id: item,
-                sha,
-            });
-        }
-        for r in sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {} FROM source_anchors WHERE project_id = ? ORDER BY anchor_id",
-            ANCHOR_COLUMNS.join(", ")
-        )))
-        .bind(project)
-        .fetch_all(&mut *conn)
-        .await?
-        {
-            m.anchors.push(vec![
-                text(&r, 0)?,
-                text(&r, 1)?,
-                text(&r, 2)?,
-                text(&r, 3)?,
-                text(&r, 4)?,
-                text(&r, 5)?,
-                text(&r, 6)?,
-                text(&r, 7)?,
-                int(&r, 8)?,
-                int(&r, 9)?,
-                text(&r, 10)?,
-            ]);
-        }
-        for r in sqlx::query("SELECT alias, item_id, created_at FROM knowledge_aliases WHERE project_id = ? ORDER BY rowid").bind(project).fetch_all(&mut *conn).await? {
-            m.aliases.insert(r.try_get(0)?, (r.try_get(1)?, r.try_get(2)?));
-        }
-        for r in sqlx::query("SELECT source_item_id, relation_type, target_item_id, note, created_at FROM knowledge_relations WHERE project_id = ? ORDER BY rowid")
-            .bind(project)
-            .fetch_all(&mut *conn)
-            .await?
-        {
-            let key: (String, String, String) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-            m.relation_keys.insert(key.clone());
-            m.relations.push((key.0, key.1, key.2, r.try_get(3)?, r.try_get(4)?));
-        }
-        for r in sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {} FROM knowledge_evidence WHERE project_id = ? ORDER BY evidence_id",
-            EVIDENCE_COLUMNS.join(", ")
-        )))
-        .bind(project)
-        .fetch_all(&mut *conn)
-        .await?
-        {
-            let values = vec![
-                text(&r, 0)?,
-                text(&r, 1)?,
-                text(&r, 2)?,
-                text(&r, 3)?,
-                text(&r, 4)?,
-                text(&r, 5)?,
-                text(&r, 6)?,
-                int(&r, 7)?,
-                int(&r, 8)?,
-                text(&r, 9)?,
-                text(&r, 10)?,
-                Val::Real(r.try_get(11)?),
-                text(&r, 12)?,
-            ];
-            m.evidence.push((r.try_get(1)?, r.try_get(3)?, values));
-        }
-        for r in sqlx::query(
-            "SELECT spec_id, revision_id, title, status, content_format, source_uri, structured, valid_from, valid_to, superseded_by FROM specifications WHERE project_id = ?",
-        )
-        .bind(project)
-        .fetch_all(&mut *conn)
-        .await?
-        {
-            m.specs.insert(
-                r.try_get(0)?,
-                Spec {
-                    revision_id: r.try_get(1)?,
-                    title: r.try_get(2)?,
-                    status: r.try_get(3)?,
-                    format: r.try_get(4)?,
-                    source_uri: r.try_get(5)?,
-                    structured: r.try_get(6)?,
-                    valid_from: r.try_get(7)?,
-                    valid_to: r.try_get(8)?,
-                    superseded_by: r.try_get(9)?,
-                },
-            );
-        }
-        for r in sqlx::query("SELECT migration_id, checksum, applied_at, sequence FROM migration_history WHERE project_id = ? ORDER BY sequence").bind(project).fetch_all(&mut *conn).await? {
-            m.history.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?));
-        }
-        Ok(m)
-    }
-
-    /// Replaces the project's rows with the mirror, table by table, children after parents.
-    /// The mirror is taken, so revision bodies move into the statements instead of being copied.
-    async fn write(self, conn: &mut SqliteConnection, project: &str) -> Result<(), sqlx::Error> {
-        for table in [
-            "source_anchors",
-            "knowledge_evidence",
-            "knowledge_relations",
-            "knowledge_aliases",
-            "specifications",
-            "knowledge_items",
-            "knowledge_revisions",
-            "migration_history",
-            "project_integrity",
-        ] {
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "DELETE FROM {table} WHERE project_id = ?"
-            )))
-            .bind(project)
-            .execute(&mut *conn)
-            .await?;
-        }
-        let p = || Val::from(project);
-        let surfaceable = self
-            .items
-            .values()
-            .filter(|i| crate::model::SURFACEABLE.contains(&i.status.as_str()))
-            .count() as i64;
-        let revisions: Vec<Vec<Val>> = self.revisions.into_iter().map(|r| r.values).collect();
-        insert(conn, "knowledge_revisions", REVISION_COLUMNS, revisions).await?;
-        insert(conn, "source_anchors", ANCHOR_COLUMNS, self.anchors).await?;
-        let items: Vec<Vec<Val>> = self
-            .items
-            .iter()
-            .map(|(id, i)| {
-                vec![
-                    id.as_str().into(),
-                    p(),
-                    i.namespace.as_str().into(),
-                    i.kind.as_str().into(),
-                    i.status.as_str().into(),
-                    i.current.clone().into(),
-                    i.owner.as_str().into(),
-                    i.trust.as_str().into(),
-                    i.sensitivity.as_str().into(),
-                    i.tenant.as_str().into(),
-                    i.acl.as_str().into(),
-                    i.valid_from.as_str().into(),
-                    i.valid_to.clone().into(),
-                ]
-            })
-            .collect();
-        insert(
-            conn,
-            "knowledge_items",
-            &[
-                "item_id",
-                "project_id",
-                "namespace",
-                "kind",
-                "status",
-                "current_revision_id",
-                "owner",
-                "trust_level",
-                "sensitivity",
-                "tenant_id",
-                "acl_group",
-                "valid_from",
-                "valid_to",
-            ],
-            items,
-        )
-        .await?;
-        let aliases: Vec<Vec<Val>> = self
-            .aliases
-            .iter()
-            .map(|(a, (item, at))| {
-                vec![
-                    a.as_str().into(),
-                    item.as_str().into(),
-                    p(),
-                    at.as_str().into(),
-                ]
-            })
-            .collect();
-        insert(
-            conn,
-            "knowledge_aliases",
-            &["alias", "item_id", "project_id", "created_at"],
-            aliases,
-        )
-        .await?;
-        let relations: Vec<Vec<Val>> = self
-            .relations
-            .iter()
-            .map(|(s, k, t, n, at)| {
-                vec![
-                    p(),
-                    s.as_str().into(),
-                    k.as_str().into(),
-                    t.as_str().into(),
-                    n.clone().into(),
-                    at.as_str().into(),
-                ]
-            })
-            .collect();
-        insert(
-            conn,
-            "knowledge_relations",
-            &[
-                "project_id",
-                "source_item_id",
-                "relation_type",
-                "target_item_id",
-                "note",
-                "created_at",
-            ],
-            relations,
-        )
-        .await?;
-        let evidence: Vec<Vec<Val>> = self.evidence.into_iter().map(|(_, _, v)| v).collect();
-        insert(conn, "knowledge_evidence", EVIDENCE_COLUMNS, evidence).await?;
-        let specs: Vec<Vec<Val>> = self
-            .specs
-            .iter()
-            .map(|(id, s)| {
-                vec![
-                    id.as_str().into(),
-                    p(),
-                    s.revision_id.as_str().into(),
-                    s.title.as_str().into(),
-                    s.status.as_str().into(),
-                    s.format.as_str().into(),
-                    s.source_uri.as_str().into(),
-                    s.structured.as_str().into(),
-                    s.valid_from.as_str().into(),
-                    s.valid_to.clone().into(),
-                    s.superseded_by.clone().into(),
-                ]
-            })
-            .collect();
-        insert(
-            conn,
-            "specifications",
-            &[
-                "spec_id",
-                "project_id",
-                "revision_id",
-                "title",
-                "status",
-                "content_format",
-                "source_uri",
-                "structured",
-                "valid_from",
-                "valid_to",
-                "superseded_by",
-            ],
-            specs,
-        )
-        .await?;
-        let history: Vec<Vec<Val>> = self
-            .history
-            .iter()
-            .map(|(id, ck, at, seq)| {
-                vec![
-                    id.as_str().into(),
-                    p(),
-                    ck.as_str().into(),
-                    at.as_str().into(),
-                    (*seq).into(),
-                ]
-            })
-            .collect();
-        insert(
-            conn,
-            "migration_history",
-            &[
-                "migration_id",
-                "project_id",
-                "checksum",
-                "applied_at",
-                "sequence",
-            ],
-            history,
-        )
-        .await?;
-        insert(
-            conn,
-            "project_integrity",
-            &["project_id", "expected_surfaceable_count"],
-            vec![vec![p(), surfaceable.into()]],
-        )
-        .await?;
-        Ok(())
-    }
 }
 
 /// Applies every pending migration of `set`: the rows are read once, the operations run in
@@ -748,13 +309,6 @@ impl Engine<'_> {
         }
     }
 
-    fn unknown_item(&self, item: &str) -> ApplyError {
-        ApplyError::Refused(format!(
-            "{} references unknown item {item}",
-            self.migration.id
-        ))
-    }
-
     /// A label write of an item's status (deprecate, restore); the permissive-moves tracker
     /// sees it like every other status write.
     fn set_status(&mut self, item: &str, status: &str) -> Result<(), ApplyError> {
@@ -781,200 +335,208 @@ impl Engine<'_> {
         }
     }
 
+    /// Runs the migration's operations in order against the mirror.
     fn run(&mut self) -> Result<(), ApplyError> {
         let mut bodies = self.migration.bodies.iter();
-        let mid = self.migration.id.clone();
         for op in &self.migration.doc.operations {
             self.report.operations_applied += 1;
             match op {
-                Operation::CreateItem(c) => {
-                    if !self.mirror.items.contains_key(c.item_id.as_str()) {
-                        self.mirror.items.insert(
-                            c.item_id.to_string(),
-                            Item {
-                                namespace: c.namespace.to_string(),
-                                kind: c.kind.to_string(),
-                                status: "draft".into(),
-                                current: None,
-                                owner: c.owner.to_string(),
-                                trust: c.trust_level.to_string(),
-                                sensitivity: c.sensitivity.to_string(),
-                                tenant: "local".into(),
-                                acl: "default".into(),
-                                valid_from: now_iso(),
-                                valid_to: None,
-                            },
-                        );
-                        self.tracker
-                            .write(&c.item_id, "status", "draft", Cause::Label);
-                        self.tracker.write(
-                            &c.item_id,
-                            "sensitivity",
-                            &c.sensitivity.to_string(),
-                            Cause::Label,
-                        );
-                    }
-                }
+                Operation::CreateItem(c) => self.create_item(c),
                 Operation::UpsertRevision(u) => {
                     let body = bodies.next().ok_or_else(|| {
                         ApplyError::Refused(format!(
-                            "{mid}: a revision body went missing between load and apply"
+                            "{}: a revision body went missing between load and apply",
+                            self.migration.id
                         ))
                     })?;
                     self.upsert(u, body)?;
                     self.touch(&u.item_id);
                 }
-                Operation::DeprecateItem(d) => {
-                    self.set_status(&d.item_id, "deprecated")?;
-                    if let Some(by) = &d.superseded_by {
-                        self.relation(
-                            by,
-                            "supersedes",
-                            &d.item_id,
-                            d.reason.as_ref().map(|r| r.as_str()),
-                        );
-                    }
-                    self.touch(&d.item_id);
-                }
+                Operation::DeprecateItem(d) => self.deprecate(d)?,
                 Operation::RestoreItem(r) => {
                     self.set_status(&r.item_id, "approved")?;
                     self.touch(&r.item_id);
                 }
-                Operation::AddRelation(r) => {
-                    if r.source_item_id.as_str() == r.target_item_id.as_str() {
-                        return Err(ApplyError::Refused(format!(
-                            "Self-relation on {} via {}",
-                            r.source_item_id.as_str(),
-                            r.relation_type
-                        )));
-                    }
-                    self.relation(
-                        &r.source_item_id,
-                        &r.relation_type.to_string(),
-                        &r.target_item_id,
-                        r.note.as_ref().map(|n| n.as_str()),
-                    );
-                }
-                Operation::RemoveRelation(r) => {
-                    let key = (
-                        r.source_item_id.to_string(),
-                        r.relation_type.to_string(),
-                        r.target_item_id.to_string(),
-                    );
-                    if self.mirror.relation_keys.remove(&key) {
-                        self.mirror
-                            .relations
-                            .retain(|(s, k, t, _, _)| !(s == &key.0 && k == &key.1 && t == &key.2));
-                    }
-                }
-                Operation::AddAlias(a) => {
-                    if a.alias.as_str() == a.item_id.as_str() {
-                        return Err(ApplyError::Refused(format!(
-                            "Alias {} cannot point at itself",
-                            a.alias.as_str()
-                        )));
-                    }
-                    self.mirror
-                        .aliases
-                        .insert(a.alias.to_string(), (a.item_id.to_string(), now_iso()));
-                }
+                Operation::AddRelation(r) => self.add_relation(r)?,
+                Operation::RemoveRelation(r) => self.remove_relation(r),
+                Operation::AddAlias(a) => self.add_alias(a)?,
                 Operation::RemoveAlias(a) => {
                     self.mirror.aliases.remove(a.alias.as_str());
                 }
-                Operation::ChangeSensitivity(c) => {
-                    let err = self.unknown_item(&c.item_id);
-                    self.mirror
-                        .items
-                        .get_mut(c.item_id.as_str())
-                        .ok_or(err)?
-                        .sensitivity = c.sensitivity.to_string();
-                    self.tracker.write(
-                        &c.item_id,
-                        "sensitivity",
-                        &c.sensitivity.to_string(),
-                        Cause::Label,
-                    );
-                    self.touch(&c.item_id);
-                }
-                Operation::ChangeOwner(c) => {
-                    let err = self.unknown_item(&c.item_id);
-                    self.mirror
-                        .items
-                        .get_mut(c.item_id.as_str())
-                        .ok_or(err)?
-                        .owner = c.owner.to_string();
-                }
-                Operation::RegisterSpecification(s) => {
-                    let item = self
-                        .mirror
-                        .items
-                        .get(s.item_id.as_str())
-                        .ok_or_else(|| self.unknown_item(&s.item_id))?;
-                    let Some(revision) = item.current.clone() else {
-                        return Err(ApplyError::Refused(format!(
-                            "{mid}: cannot register {} against {}, which has no revision yet",
-                            s.spec_id.as_str(),
-                            s.item_id.as_str()
-                        )));
-                    };
-                    let superseded_by = self
-                        .mirror
-                        .specs
-                        .get(s.spec_id.as_str())
-                        .and_then(|old| old.superseded_by.clone());
-                    self.mirror.specs.insert(
-                        s.spec_id.to_string(),
-                        Spec {
-                            revision_id: revision,
-                            title: s.spec_id.to_string(),
-                            status: s.status.to_string(),
-                            format: s.format.as_str().unwrap_or_default().to_owned(),
-                            source_uri: s.source_uri.to_string(),
-                            structured: "{}".into(),
-                            valid_from: now_iso(),
-                            valid_to: None,
-                            superseded_by,
-                        },
-                    );
-                }
-                Operation::SupersedeSpecification(s) => {
-                    if let Some(spec) = self.mirror.specs.get_mut(s.spec_id.as_str()) {
-                        spec.status = "superseded".into();
-                        spec.superseded_by = Some(s.superseded_by.to_string());
-                    }
-                }
-                Operation::AddEvidence(e) => {
-                    if e.description.trim().is_empty() {
-                        return Err(ApplyError::Refused(format!(
-                            "{mid}: evidence for {} needs a description that is not blank",
-                            e.item_id.as_str()
-                        )));
-                    }
-                    let a = &e.anchor;
-                    let (item, uri) = (e.item_id.to_string(), a.source_uri.to_string());
-                    // Insert-or-replace: a replaced row is deleted and the new one appended.
-                    self.mirror
-                        .evidence
-                        .retain(|(i, u, _)| !(i == &item && u == &uri));
-                    // The evidence table has no blob column: the anchor's blobSha is dropped.
-                    let mut values = vec![self.project.into(), item.as_str().into()];
-                    values.extend(anchor_values(a, false));
-                    values.extend([
-                        e.description.as_str().into(),
-                        Val::Real(e.confidence),
-                        now_iso().into(),
-                    ]);
-                    self.mirror.evidence.push((item, uri, values));
-                }
-                Operation::RemoveEvidence(e) => {
-                    let (item, uri) = (e.item_id.as_str(), e.source_uri.as_str());
-                    self.mirror
-                        .evidence
-                        .retain(|(i, u, _)| !(i == item && u == uri));
-                }
+                Operation::ChangeSensitivity(c) => self.change_sensitivity(c)?,
+                Operation::ChangeOwner(c) => self.item_mut(&c.item_id)?.owner = c.owner.to_string(),
+                Operation::RegisterSpecification(s) => self.register_spec(s)?,
+                Operation::SupersedeSpecification(s) => self.supersede_spec(s),
+                Operation::AddEvidence(e) => self.add_evidence(e)?,
+                Operation::RemoveEvidence(e) => self.remove_evidence(e),
             }
         }
         Ok(())
+    }
+
+    /// The item an operation names, or the refusal that it is unknown.
+    fn item_mut(&mut self, item: &str) -> Result<&mut Item, ApplyError> {
+        let migration = self.migration;
+        self.mirror.items.get_mut(item).ok_or_else(|| {
+            ApplyError::Refused(format!("{} references unknown item {item}", migration.id))
+        })
+    }
+
+    /// A new item starts as a draft; creating one that exists changes nothing.
+    fn create_item(&mut self, c: &OpCreateItem) {
+        if self.mirror.items.contains_key(c.item_id.as_str()) {
+            return;
+        }
+        let item = Item {
+            namespace: c.namespace.to_string(),
+            kind: c.kind.to_string(),
+            status: "draft".into(),
+            current: None,
+            owner: c.owner.to_string(),
+            trust: c.trust_level.to_string(),
+            sensitivity: c.sensitivity.to_string(),
+            tenant: "local".into(),
+            acl: "default".into(),
+            valid_from: now_iso(),
+            valid_to: None,
+        };
+        self.mirror.items.insert(c.item_id.to_string(), item);
+        let sensitivity = c.sensitivity.to_string();
+        self.tracker
+            .write(&c.item_id, "status", "draft", Cause::Label);
+        self.tracker
+            .write(&c.item_id, "sensitivity", &sensitivity, Cause::Label);
+    }
+
+    /// Deprecation, with the `supersedes` relation when a successor is named.
+    fn deprecate(&mut self, d: &OpDeprecateItem) -> Result<(), ApplyError> {
+        self.set_status(&d.item_id, "deprecated")?;
+        if let Some(by) = &d.superseded_by {
+            let reason = d.reason.as_ref().map(|r| r.as_str());
+            self.relation(by, "supersedes", &d.item_id, reason);
+        }
+        self.touch(&d.item_id);
+        Ok(())
+    }
+
+    fn add_relation(&mut self, r: &OpAddRelation) -> Result<(), ApplyError> {
+        if r.source_item_id.as_str() == r.target_item_id.as_str() {
+            return Err(ApplyError::Refused(format!(
+                "Self-relation on {} via {}",
+                r.source_item_id.as_str(),
+                r.relation_type
+            )));
+        }
+        let note = r.note.as_ref().map(|n| n.as_str());
+        let kind = r.relation_type.to_string();
+        self.relation(&r.source_item_id, &kind, &r.target_item_id, note);
+        Ok(())
+    }
+
+    fn remove_relation(&mut self, r: &OpRemoveRelation) {
+        let key = (
+            r.source_item_id.to_string(),
+            r.relation_type.to_string(),
+            r.target_item_id.to_string(),
+        );
+        if self.mirror.relation_keys.remove(&key) {
+            self.mirror
+                .relations
+                .retain(|(s, k, t, _, _)| !(s == &key.0 && k == &key.1 && t == &key.2));
+        }
+    }
+
+    fn add_alias(&mut self, a: &OpAddAlias) -> Result<(), ApplyError> {
+        if a.alias.as_str() == a.item_id.as_str() {
+            return Err(ApplyError::Refused(format!(
+                "Alias {} cannot point at itself",
+                a.alias.as_str()
+            )));
+        }
+        let target = (a.item_id.to_string(), now_iso());
+        self.mirror.aliases.insert(a.alias.to_string(), target);
+        Ok(())
+    }
+
+    fn change_sensitivity(&mut self, c: &OpChangeSensitivity) -> Result<(), ApplyError> {
+        let sensitivity = c.sensitivity.to_string();
+        self.item_mut(&c.item_id)?.sensitivity = sensitivity.clone();
+        self.tracker
+            .write(&c.item_id, "sensitivity", &sensitivity, Cause::Label);
+        self.touch(&c.item_id);
+        Ok(())
+    }
+
+    /// A specification is registered against its item's current revision; registering it
+    /// again keeps what superseded it.
+    fn register_spec(&mut self, s: &OpRegisterSpecification) -> Result<(), ApplyError> {
+        let Some(revision) = self.item_mut(&s.item_id)?.current.clone() else {
+            return Err(ApplyError::Refused(format!(
+                "{}: cannot register {} against {}, which has no revision yet",
+                self.migration.id,
+                s.spec_id.as_str(),
+                s.item_id.as_str()
+            )));
+        };
+        let superseded_by = self
+            .mirror
+            .specs
+            .get(s.spec_id.as_str())
+            .and_then(|old| old.superseded_by.clone());
+        let spec = Spec {
+            revision_id: revision,
+            title: s.spec_id.to_string(),
+            status: s.status.to_string(),
+            format: s.format.as_str().unwrap_or_default().to_owned(),
+            source_uri: s.source_uri.to_string(),
+            structured: "{}".into(),
+            valid_from: now_iso(),
+            valid_to: None,
+            superseded_by,
+        };
+        self.mirror.specs.insert(s.spec_id.to_string(), spec);
+        Ok(())
+    }
+
+    fn supersede_spec(&mut self, s: &OpSupersedeSpecification) {
+        if let Some(spec) = self.mirror.specs.get_mut(s.spec_id.as_str()) {
+            spec.status = "superseded".into();
+            spec.superseded_by = Some(s.superseded_by.to_string());
+        }
+    }
+
+    /// Evidence is keyed by item and source URI: adding it again replaces the row, which then
+    /// moves to the end as a delete and insert would.
+    fn add_evidence(&mut self, e: &OpAddEvidence) -> Result<(), ApplyError> {
+        if e.description.trim().is_empty() {
+            return Err(ApplyError::Refused(format!(
+                "{}: evidence for {} needs a description that is not blank",
+                self.migration.id,
+                e.item_id.as_str()
+            )));
+        }
+        let a = &e.anchor;
+        let (item, uri) = (e.item_id.to_string(), a.source_uri.to_string());
+        self.mirror
+            .evidence
+            .retain(|(i, u, _)| !(i == &item && u == &uri));
+        // The evidence table has no blob column: the anchor's blobSha is dropped.
+        let mut values = vec![self.project.into(), item.as_str().into()];
+        values.extend(anchor_values(a, false));
+        values.extend([
+            e.description.as_str().into(),
+            Val::Real(e.confidence),
+            now_iso().into(),
+        ]);
+        self.mirror.evidence.push((item, uri, values));
+        Ok(())
+    }
+
+    fn remove_evidence(&mut self, e: &OpRemoveEvidence) {
+        let (item, uri) = (e.item_id.as_str(), e.source_uri.as_str());
+        self.mirror
+            .evidence
+            .retain(|(i, u, _)| !(i == item && u == uri));
     }
 
     fn upsert(&mut self, u: &OpUpsertRevision, body: &Body) -> Result<(), ApplyError> {
