@@ -81,18 +81,18 @@ pub async fn purge(
     let mut doomed: BTreeSet<String> = BTreeSet::new();
     for row in &items {
         let (item, status, sensitivity, current): (String, String, String, Option<String>) = (
-            row.try_get(0).unwrap_or_default(),
-            row.try_get(1).unwrap_or_default(),
-            row.try_get(2).unwrap_or_default(),
-            row.try_get(3).ok().flatten(),
+            row.try_get("item_id").unwrap_or_default(),
+            row.try_get("status").unwrap_or_default(),
+            row.try_get("sensitivity").unwrap_or_default(),
+            row.try_get("current_revision_id").ok().flatten(),
         );
         let surfaceable = status == "approved"
             || (pointer.indexes_unapproved && (status == "draft" || status == "proposed"));
         let may_hold = surfaceable && pointer.indexed_sensitivities.contains(&sensitivity);
         for r in &revisions {
             let (owner, revision): (String, String) = (
-                r.try_get(0).unwrap_or_default(),
-                r.try_get(1).unwrap_or_default(),
+                r.try_get("item_id").unwrap_or_default(),
+                r.try_get("revision_id").unwrap_or_default(),
             );
             if owner == item && (!may_hold || current.as_deref() != Some(revision.as_str())) {
                 doomed.insert(revision);

@@ -127,17 +127,17 @@ pub async fn damaged(
 ) -> Result<bool, ReadError> {
     // One round trip for all three counts.
     let row = sqlx::query(
-        "SELECT (SELECT COUNT(*) FROM migration_history WHERE project_id = ?1),
-                (SELECT COUNT(*) FROM knowledge_items WHERE project_id = ?1 AND status IN (SELECT value FROM json_each(?2))),
-                (SELECT expected_surfaceable_count FROM project_integrity WHERE project_id = ?1)",
+        "SELECT (SELECT COUNT(*) FROM migration_history WHERE project_id = ?1) AS live_migrations,
+                (SELECT COUNT(*) FROM knowledge_items WHERE project_id = ?1 AND status IN (SELECT value FROM json_each(?2))) AS live_surfaceable,
+                (SELECT expected_surfaceable_count FROM project_integrity WHERE project_id = ?1) AS expected_surfaceable_count",
     )
     .bind(project)
     .bind(json_list(super::SURFACEABLE))
     .fetch_one(pool)
     .await?;
-    let live_migrations: i64 = row.try_get(0)?;
-    let live_surfaceable: i64 = row.try_get(1)?;
-    let expected: Option<i64> = row.try_get(2)?;
+    let live_migrations: i64 = row.try_get("live_migrations")?;
+    let live_surfaceable: i64 = row.try_get("live_surfaceable")?;
+    let expected: Option<i64> = row.try_get("expected_surfaceable_count")?;
     let Some(expected) = expected else {
         return Ok(true);
     };
@@ -152,7 +152,7 @@ pub async fn status_counts(
     visible: &[&str],
 ) -> Result<Vec<(String, u64)>, ReadError> {
     let rows = sqlx::query(
-        "SELECT status, COUNT(*) FROM knowledge_items WHERE project_id = ? AND status IN (SELECT value FROM json_each(?))
+        "SELECT status, COUNT(*) AS item_count FROM knowledge_items WHERE project_id = ? AND status IN (SELECT value FROM json_each(?))
          AND sensitivity IN (SELECT value FROM json_each(?)) GROUP BY status ORDER BY status",
     )
     .bind(project)
@@ -161,20 +161,25 @@ pub async fn status_counts(
     .fetch_all(pool)
     .await?;
     rows.iter()
-        .map(|r| Ok((r.try_get::<String, _>(0)?, r.try_get::<i64, _>(1)? as u64)))
+        .map(|r| {
+            Ok((
+                r.try_get::<String, _>("status")?,
+                r.try_get::<i64, _>("item_count")? as u64,
+            ))
+        })
         .collect()
 }
 
-const ITEM_COLUMNS: &str = "SELECT i.item_id, i.status, i.sensitivity, r.revision_id, r.item_id, r.title, r.body, r.content_type, r.trust_level, r.created_at,
+const ITEM_COLUMNS: &str = "SELECT i.item_id, i.status, i.sensitivity, r.revision_id, r.item_id AS revision_item_id, r.title, r.body, r.content_type, r.trust_level, r.created_at,
     r.valid_from, r.valid_to, r.structured, i.namespace, i.kind FROM knowledge_items i
     LEFT JOIN knowledge_revisions r ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id";
 
 fn view(row: &sqlx::sqlite::SqliteRow) -> Result<Option<ItemView>, ReadError> {
-    let item_id: String = row.try_get(0)?;
-    let Some(revision_id) = row.try_get::<Option<String>, _>(3)? else {
+    let item_id: String = row.try_get("item_id")?;
+    let Some(revision_id) = row.try_get::<Option<String>, _>("revision_id")? else {
         return Ok(None);
     };
-    let owner: Option<String> = row.try_get(4)?;
+    let owner: Option<String> = row.try_get("revision_item_id")?;
     if owner.as_deref() != Some(item_id.as_str()) {
         return Err(ReadError::Inconsistent(format!(
             "item {item_id} points at a revision that is missing or belongs to another item"
@@ -182,19 +187,19 @@ fn view(row: &sqlx::sqlite::SqliteRow) -> Result<Option<ItemView>, ReadError> {
     }
     Ok(Some(ItemView {
         item_id,
-        status: row.try_get(1)?,
-        sensitivity: row.try_get(2)?,
+        status: row.try_get("status")?,
+        sensitivity: row.try_get("sensitivity")?,
         revision_id,
-        title: row.try_get(5)?,
-        body: row.try_get(6)?,
-        content_type: row.try_get(7)?,
-        trust_level: row.try_get(8)?,
-        created_at: row.try_get(9)?,
-        valid_from: row.try_get(10)?,
-        valid_to: row.try_get(11)?,
-        structured: row.try_get(12)?,
-        namespace: row.try_get(13)?,
-        kind: row.try_get(14)?,
+        title: row.try_get("title")?,
+        body: row.try_get("body")?,
+        content_type: row.try_get("content_type")?,
+        trust_level: row.try_get("trust_level")?,
+        created_at: row.try_get("created_at")?,
+        valid_from: row.try_get("valid_from")?,
+        valid_to: row.try_get("valid_to")?,
+        structured: row.try_get("structured")?,
+        namespace: row.try_get("namespace")?,
+        kind: row.try_get("kind")?,
         anchors: Vec::new(),
     }))
 }
@@ -321,8 +326,12 @@ pub async fn relations(
     .await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
-        let (source, kind, target, note): (String, String, String, Option<String>) =
-            (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?);
+        let (source, kind, target, note): (String, String, String, Option<String>) = (
+            r.try_get("source_item_id")?,
+            r.try_get("relation_type")?,
+            r.try_get("target_item_id")?,
+            r.try_get("note")?,
+        );
         let (relation_type, target_item_id) = match (source == item, inverse(&kind)) {
             (true, _) => (kind, target),
             (false, Some(inv)) => (inv.to_owned(), source),
@@ -396,8 +405,8 @@ pub async fn scopes(
     .await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
-        let id: String = r.try_get(0)?;
-        let text: String = r.try_get(1)?;
+        let id: String = r.try_get("item_id")?;
+        let text: String = r.try_get("scope_paths")?;
         let patterns: Vec<String> = serde_json::from_str(&text).map_err(|e| {
             ReadError::Inconsistent(format!(
                 "item {id} stores scope paths that are not a list ({e})"
@@ -459,10 +468,10 @@ pub async fn edges(
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
         out.push(Edge {
-            source: r.try_get(0)?,
-            relation_type: r.try_get(1)?,
-            target: r.try_get(2)?,
-            note: r.try_get(3)?,
+            source: r.try_get("source_item_id")?,
+            relation_type: r.try_get("relation_type")?,
+            target: r.try_get("target_item_id")?,
+            note: r.try_get("note")?,
         });
     }
     Ok(out)
@@ -501,9 +510,11 @@ pub async fn servable_heads(
     limit: i64,
 ) -> Result<Vec<ItemView>, ReadError> {
     // Bodies and structured metadata are most of a revision's bytes; a check reads neither.
-    let columns = ITEM_COLUMNS
-        .replacen("r.body", "''", 1)
-        .replacen("r.structured", "''", 1);
+    let columns = ITEM_COLUMNS.replacen("r.body", "'' AS body", 1).replacen(
+        "r.structured",
+        "'' AS structured",
+        1,
+    );
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "{columns} WHERE {SERVED} AND i.item_id > ? ORDER BY i.item_id LIMIT ?"
     )))
@@ -589,15 +600,17 @@ pub async fn anchors_for(
     .await?;
     let mut out: std::collections::HashMap<String, Vec<Anchor>> = std::collections::HashMap::new();
     for r in &rows {
-        out.entry(r.try_get(0)?).or_default().push(Anchor {
-            provider: r.try_get(1)?,
-            source_uri: r.try_get(2)?,
-            repository: r.try_get(3)?,
-            commit_sha: r.try_get(4)?,
-            file_path: r.try_get(5)?,
-            line_start: r.try_get(6)?,
-            line_end: r.try_get(7)?,
-        });
+        out.entry(r.try_get("revision_id")?)
+            .or_default()
+            .push(Anchor {
+                provider: r.try_get("provider")?,
+                source_uri: r.try_get("source_uri")?,
+                repository: r.try_get("repository")?,
+                commit_sha: r.try_get("commit_sha")?,
+                file_path: r.try_get("file_path")?,
+                line_start: r.try_get("line_start")?,
+                line_end: r.try_get("line_end")?,
+            });
     }
     Ok(out)
 }

@@ -107,8 +107,8 @@ pub async fn open(path: &Path) -> Result<sqlx::SqliteConnection, Unavailable> {
         path,
         "SELECT findings_schema_version, parser_stamp FROM findings_metadata WHERE id = 1",
         |r| {
-            r.try_get::<i64, _>(0).ok() == Some(SCHEMA_VERSION)
-                && r.try_get::<String, _>(1).ok().as_deref() == Some(PARSER_STAMP)
+            r.try_get::<i64, _>("findings_schema_version").ok() == Some(SCHEMA_VERSION)
+                && r.try_get::<String, _>("parser_stamp").ok().as_deref() == Some(PARSER_STAMP)
         },
     )
     .await
@@ -119,7 +119,7 @@ pub async fn read(path: &Path, f: &Filters<'_>) -> Result<(Vec<FindingRow>, bool
     let mut conn = open(path).await?;
     let pattern = f.q.map(crate::store::schema::like_pattern);
     let rows = sqlx::query(
-        "SELECT commit_sha, position, reviewer, severity, substr(finding_text, 1, ?6), committed_at FROM findings
+        "SELECT commit_sha, position, reviewer, severity, substr(finding_text, 1, ?6) AS finding_text, committed_at FROM findings
          WHERE (?1 IS NULL OR reviewer = ?1) AND (?2 IS NULL OR severity = ?2) AND (?3 IS NULL OR commit_sha = ?3)
            AND (?4 IS NULL OR finding_text LIKE ?4 ESCAPE '\\')
          ORDER BY committed_at DESC, commit_sha ASC, position ASC LIMIT ?5",
@@ -136,12 +136,15 @@ pub async fn read(path: &Path, f: &Filters<'_>) -> Result<(Vec<FindingRow>, bool
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
         out.push(FindingRow {
-            commit_sha: r.try_get(0).map_err(|_| Unavailable)?,
-            position: r.try_get(1).map_err(|_| Unavailable)?,
-            reviewer: r.try_get(2).map_err(|_| Unavailable)?,
-            severity: r.try_get(3).map_err(|_| Unavailable)?,
-            finding_text: cut(r.try_get(4).map_err(|_| Unavailable)?, MAX_TEXT_CHARS),
-            committed_at: r.try_get(5).map_err(|_| Unavailable)?,
+            commit_sha: r.try_get("commit_sha").map_err(|_| Unavailable)?,
+            position: r.try_get("position").map_err(|_| Unavailable)?,
+            reviewer: r.try_get("reviewer").map_err(|_| Unavailable)?,
+            severity: r.try_get("severity").map_err(|_| Unavailable)?,
+            finding_text: cut(
+                r.try_get("finding_text").map_err(|_| Unavailable)?,
+                MAX_TEXT_CHARS,
+            ),
+            committed_at: r.try_get("committed_at").map_err(|_| Unavailable)?,
         });
     }
     let truncated = out.len() > f.limit;

@@ -1,7 +1,8 @@
 //! Which served knowledge may no longer hold, as `knowledge.checkFreshness` reports it: items
 //! outside their validity window at a moment, and items whose source anchors point at files
 //! that changed in the project's Git history since the revision was written (the knowledge may
-//! describe code that is no longer there). Each finding carries its evidence and what would
+//! describe code that is no longer there), and items callers reported as outdated or wrong
+//! through `knowledge.submitFeedback` ([`QUESTIONING`]). Each finding carries its evidence and what would
 //! refresh it. Only items the caller may read are checked, so nothing else is counted.
 
 use crate::anchor_history::{Drift, History};
@@ -252,7 +253,7 @@ async fn source_commits(
     .await?;
     let mut out = HashMap::with_capacity(rows.len());
     for r in &rows {
-        out.insert(r.try_get(0)?, r.try_get(1)?);
+        out.insert(r.try_get("revision_id")?, r.try_get("source_commit")?);
     }
     Ok(out)
 }

@@ -1,4 +1,5 @@
-//! `theurian okf export`: the project's approved knowledge as an Open Knowledge Format v0.2
+//! The Open Knowledge Format bundle, both ways: `theurian okf import` (in `import`, turning a
+//! bundle into a proposal) and `theurian okf export`, written here: the project's approved knowledge as an Open Knowledge Format v0.2
 //! bundle — one Markdown concept per item (YAML front matter, the body, a generated
 //! `## Relations` section), a sidecar beside any body that is not Markdown, an `index.md` in
 //! every directory, and a manifest carrying a digest over every other file.
@@ -394,22 +395,22 @@ async fn concepts(db: &Path, project: &str, visible: &[&str]) -> Result<Vec<Conc
     .await?;
     let mut out = Vec::new();
     for r in &rows {
-        let labels: String = r.try_get(11)?;
+        let labels: String = r.try_get("labels")?;
         out.push(Concept {
-            item_id: r.try_get(0)?,
-            status: r.try_get(1)?,
-            sensitivity: r.try_get(2)?,
-            revision_id: r.try_get(3)?,
-            title: r.try_get(4)?,
-            body: r.try_get(5)?,
-            content_type: r.try_get(6)?,
-            kind: r.try_get(7)?,
-            namespace: r.try_get(8)?,
-            owner: r.try_get(9)?,
-            trust_level: r.try_get(10)?,
+            item_id: r.try_get("item_id")?,
+            status: r.try_get("status")?,
+            sensitivity: r.try_get("sensitivity")?,
+            revision_id: r.try_get("revision_id")?,
+            title: r.try_get("title")?,
+            body: r.try_get("body")?,
+            content_type: r.try_get("content_type")?,
+            kind: r.try_get("kind")?,
+            namespace: r.try_get("namespace")?,
+            owner: r.try_get("owner")?,
+            trust_level: r.try_get("trust_level")?,
             labels: serde_json::from_str(&labels).unwrap_or_default(),
-            created_at: r.try_get(12)?,
-            valid_to: r.try_get(13)?,
+            created_at: r.try_get("created_at")?,
+            valid_to: r.try_get("valid_to")?,
             anchors: Vec::new(),
             relations: Vec::new(),
         });
@@ -435,8 +436,12 @@ async fn concepts(db: &Path, project: &str, visible: &[&str]) -> Result<Vec<Conc
         .map(|(i, c)| (c.item_id.clone(), i))
         .collect();
     for e in &edges {
-        let (source, kind, target, note): (String, String, String, Option<String>) =
-            (e.try_get(0)?, e.try_get(1)?, e.try_get(2)?, e.try_get(3)?);
+        let (source, kind, target, note): (String, String, String, Option<String>) = (
+            e.try_get("source_item_id")?,
+            e.try_get("relation_type")?,
+            e.try_get("target_item_id")?,
+            e.try_get("note")?,
+        );
         if !exported.contains(&source) || !exported.contains(&target) {
             continue;
         }

@@ -7,10 +7,11 @@
 //!   commit the stated fix commit or else the thread's commit, its time the resolution's.
 //! * `changes-requested` and `approved`: a review submission in one of those host states
 //!   (`CHANGES_REQUESTED`, `APPROVED`) whose body gives a reason (is not blank).
-//! * `finding`: a `Review-Finding:` trailer from the findings store (read at serve time, not
-//!   projected here).
+//! * `finding`: a `Review-Finding:` trailer from the findings store.
 //!
-//! Review-side decisions are projected into the review store by `theurian review build`.
+//! Review-side decisions are projected into the review store by `theurian review build`;
+//! findings stay in their own store. [`gather`] reads both at serve time and merges them into
+//! one newest-first page.
 
 use super::evidence::{Document, Record};
 use super::store::in_utc;
@@ -160,7 +161,7 @@ fn list(kinds: &[DecisionKind]) -> String {
 }
 
 /// Review-side decisions with their records; `{pull}` is the pull request condition.
-const REVIEW_DECISIONS: &str = "SELECT 'r:' || d.relative_path, d.kind, d.decided_at, substr(d.text, 1, ?8), d.category, d.commit_sha,
+const REVIEW_DECISIONS: &str = "SELECT 'r:' || d.relative_path AS key, d.kind, d.decided_at, substr(d.text, 1, ?8) AS decision_text, d.category, d.commit_sha,
         d.decided_by_id, d.decided_by_name, r.repository, r.pull_request, r.file_path, r.record_key, r.source_uri
          FROM review_decisions d JOIN review_records r ON r.relative_path = d.relative_path
          WHERE (?1 IS NULL OR r.repository = ?1) AND {pull}
@@ -199,22 +200,23 @@ pub async fn from_reviews(
     .map_err(unavailable)?;
     rows.iter()
         .map(|r| {
-            let by: (Option<String>, Option<String>) = (r.try_get(6)?, r.try_get(7)?);
+            let by: (Option<String>, Option<String>) =
+                (r.try_get("decided_by_id")?, r.try_get("decided_by_name")?);
             Ok(Found {
-                key: r.try_get(0)?,
-                kind: stored_kind(r.try_get(1)?)?,
-                decided_at: r.try_get(2)?,
-                text: crate::model::text::cut(r.try_get(3)?, MAX_TEXT_CHARS),
-                category: r.try_get(4)?,
+                key: r.try_get("key")?,
+                kind: stored_kind(r.try_get("kind")?)?,
+                decided_at: r.try_get("decided_at")?,
+                text: crate::model::text::cut(r.try_get("decision_text")?, MAX_TEXT_CHARS),
+                category: r.try_get("category")?,
                 severity: None,
                 reviewer: None,
-                commit_sha: r.try_get(5)?,
+                commit_sha: r.try_get("commit_sha")?,
                 decided_by: by.0.zip(by.1),
-                repository: r.try_get(8)?,
-                pull_request: r.try_get(9)?,
-                file_path: r.try_get(10)?,
-                record_key: r.try_get(11)?,
-                source_uri: r.try_get(12)?,
+                repository: r.try_get("repository")?,
+                pull_request: r.try_get("pull_request")?,
+                file_path: r.try_get("file_path")?,
+                record_key: r.try_get("record_key")?,
+                source_uri: r.try_get("source_uri")?,
             })
         })
         .collect::<Result<_, sqlx::Error>>()
@@ -230,7 +232,7 @@ pub async fn from_findings(
     let unavailable = |_| crate::store::swap::Unavailable;
     let mut conn = crate::findings::store::open(path).await?;
     let rows = sqlx::query(
-        "SELECT key, severity, reviewer, committed_at, substr(finding_text, 1, ?4), commit_sha, source_uri, pull_request FROM (
+        "SELECT key, severity, reviewer, committed_at, substr(finding_text, 1, ?4) AS finding_text, commit_sha, source_uri, pull_request FROM (
              SELECT 'f:' || commit_sha || ':' || printf('%06d', position) AS key, * FROM findings)
          WHERE (?1 IS NULL OR committed_at < ?1 OR (committed_at = ?1 AND key < ?2))
          ORDER BY committed_at DESC, key DESC LIMIT ?3",
@@ -245,17 +247,17 @@ pub async fn from_findings(
     rows.iter()
         .map(|r| {
             Ok(Found {
-                key: r.try_get(0)?,
+                key: r.try_get("key")?,
                 kind: DecisionKind::Finding,
-                severity: r.try_get(1)?,
+                severity: r.try_get("severity")?,
                 category: None,
-                reviewer: r.try_get(2)?,
+                reviewer: r.try_get("reviewer")?,
                 decided_by: None,
-                decided_at: r.try_get(3)?,
-                text: crate::model::text::cut(r.try_get(4)?, MAX_TEXT_CHARS),
-                commit_sha: r.try_get(5)?,
-                source_uri: r.try_get(6)?,
-                pull_request: r.try_get(7)?,
+                decided_at: r.try_get("committed_at")?,
+                text: crate::model::text::cut(r.try_get("finding_text")?, MAX_TEXT_CHARS),
+                commit_sha: r.try_get("commit_sha")?,
+                source_uri: r.try_get("source_uri")?,
+                pull_request: r.try_get("pull_request")?,
                 repository: None,
                 file_path: None,
                 record_key: None,

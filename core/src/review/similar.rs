@@ -94,14 +94,17 @@ fn document(id: String, title: &str, body: String, label: &str) -> ItemView {
 /// Every thread of the review store as one document (its file path as the title, its texts in
 /// order as the body), and the store's build time; nothing when the store is not current.
 async fn thread_documents(path: &Path) -> (Vec<ItemView>, Option<String>) {
-    const THREADS: &str = "SELECT r.relative_path, coalesce(r.file_path, ''), group_concat(t.content, char(10) || char(10))
+    const THREADS: &str = "SELECT r.relative_path, coalesce(r.file_path, '') AS file_path, group_concat(t.content, char(10) || char(10)) AS body
            FROM review_records r JOIN (SELECT relative_path, content FROM review_texts ORDER BY relative_path, position) t
              ON t.relative_path = r.relative_path
           WHERE r.kind = 'review-thread' GROUP BY r.relative_path ORDER BY r.relative_path";
     let opened = super::store::open(path).await;
     documents(opened, REVIEW_BUILT_AT, THREADS, |r| {
-        let (rel, file, body): (String, String, String) =
-            (r.try_get(0).ok()?, r.try_get(1).ok()?, r.try_get(2).ok()?);
+        let (rel, file, body): (String, String, String) = (
+            r.try_get("relative_path").ok()?,
+            r.try_get("file_path").ok()?,
+            r.try_get("body").ok()?,
+        );
         Some(document(format!("r:{rel}"), &file, body, THREAD))
     })
     .await
@@ -113,8 +116,11 @@ async fn finding_documents(path: &Path) -> (Vec<ItemView>, Option<String>) {
         "SELECT commit_sha, position, finding_text FROM findings ORDER BY commit_sha, position";
     let opened = crate::findings::store::open(path).await;
     documents(opened, FINDINGS_BUILT_AT, FINDINGS, |r| {
-        let (sha, position, text): (String, i64, String) =
-            (r.try_get(0).ok()?, r.try_get(1).ok()?, r.try_get(2).ok()?);
+        let (sha, position, text): (String, i64, String) = (
+            r.try_get("commit_sha").ok()?,
+            r.try_get("position").ok()?,
+            r.try_get("finding_text").ok()?,
+        );
         Some(document(finding_id(&sha, position), "", text, FINDING))
     })
     .await
@@ -586,7 +592,7 @@ impl ThreadRow {
 }
 
 const THREAD_ROWS: &str = "SELECT r.relative_path, r.record_key, r.repository, r.pull_request, r.file_path, r.thread_state, r.source_uri,
-        d.kind, d.decided_at, substr(d.text, 1, ?2), d.category, d.commit_sha, d.decided_by_id, d.decided_by_name
+        d.kind, d.decided_at, substr(d.text, 1, ?2) AS decision_text, d.category, d.commit_sha, d.decided_by_id, d.decided_by_name
    FROM review_records r LEFT JOIN review_decisions d ON d.relative_path = r.relative_path
   WHERE r.relative_path IN (SELECT value FROM json_each(?1)) AND r.kind = 'review-thread'";
 
@@ -609,28 +615,32 @@ async fn thread_rows(
         .map_err(broken)?;
     rows.iter()
         .map(|r| {
-            let rel: String = r.try_get(0)?;
-            let kind: Option<String> = r.try_get(7)?;
-            let by: (Option<String>, Option<String>) = (r.try_get(12)?, r.try_get(13)?);
+            let rel: String = r.try_get("relative_path")?;
+            let kind: Option<String> = r.try_get("kind")?;
+            let by: (Option<String>, Option<String>) =
+                (r.try_get("decided_by_id")?, r.try_get("decided_by_name")?);
             let row = ThreadRow {
-                record_key: r.try_get(1)?,
-                repository: r.try_get(2)?,
-                pull_request: r.try_get(3)?,
-                file_path: r.try_get(4)?,
-                state: r.try_get(5)?,
-                source_uri: r.try_get(6)?,
+                record_key: r.try_get("record_key")?,
+                repository: r.try_get("repository")?,
+                pull_request: r.try_get("pull_request")?,
+                file_path: r.try_get("file_path")?,
+                state: r.try_get("thread_state")?,
+                source_uri: r.try_get("source_uri")?,
                 decision: None,
             };
             let decision = match kind {
                 Some(kind) => Some(Found {
                     key: format!("r:{rel}"),
                     kind: super::decisions::stored_kind(&kind)?,
-                    decided_at: r.try_get(8)?,
-                    text: crate::model::text::cut(r.try_get(9)?, super::decisions::MAX_TEXT_CHARS),
-                    category: r.try_get(10)?,
+                    decided_at: r.try_get("decided_at")?,
+                    text: crate::model::text::cut(
+                        r.try_get("decision_text")?,
+                        super::decisions::MAX_TEXT_CHARS,
+                    ),
+                    category: r.try_get("category")?,
                     severity: None,
                     reviewer: None,
-                    commit_sha: r.try_get(11)?,
+                    commit_sha: r.try_get("commit_sha")?,
                     decided_by: by.0.zip(by.1),
                     repository: Some(row.repository.clone()),
                     pull_request: row.pull_request,
@@ -659,7 +669,7 @@ async fn finding(
         return Ok(None);
     };
     let row = sqlx::query(
-        "SELECT severity, reviewer, committed_at, substr(finding_text, 1, ?3), source_uri, pull_request
+        "SELECT severity, reviewer, committed_at, substr(finding_text, 1, ?3) AS finding_text, source_uri, pull_request
            FROM findings WHERE commit_sha = ?1 AND position = ?2",
     )
     .bind(sha)
@@ -670,17 +680,20 @@ async fn finding(
     .map_err(|e| Fault::Broken(e.to_string()))?;
     let Some(r) = row else { return Ok(None) };
     let read = || -> Result<Similar, sqlx::Error> {
-        let severity: String = r.try_get(0)?;
-        let source_uri: String = r.try_get(4)?;
-        let pull_request: Option<i64> = r.try_get(5)?;
+        let severity: String = r.try_get("severity")?;
+        let source_uri: String = r.try_get("source_uri")?;
+        let pull_request: Option<i64> = r.try_get("pull_request")?;
         let decision = Found {
             key: format!("f:{key}"),
             kind: DecisionKind::Finding,
-            decided_at: r.try_get(2)?,
-            text: crate::model::text::cut(r.try_get(3)?, super::decisions::MAX_TEXT_CHARS),
+            decided_at: r.try_get("committed_at")?,
+            text: crate::model::text::cut(
+                r.try_get("finding_text")?,
+                super::decisions::MAX_TEXT_CHARS,
+            ),
             category: None,
             severity: Some(severity.clone()),
-            reviewer: r.try_get(1)?,
+            reviewer: r.try_get("reviewer")?,
             commit_sha: Some(sha.to_owned()),
             decided_by: None,
             repository: None,

@@ -50,11 +50,11 @@ pub use crate::store::swap::Unavailable;
 
 /// The store at `path`, read-only, when its stamp is current.
 pub async fn open(path: &Path) -> Result<sqlx::SqliteConnection, Unavailable> {
-    crate::store::swap::open_served(path, "SELECT review_search_schema_version, evidence_format_version, (SELECT user_version FROM pragma_user_version) \
+    crate::store::swap::open_served(path, "SELECT review_search_schema_version, evidence_format_version, (SELECT user_version FROM pragma_user_version) AS projection_version \
         FROM review_search_metadata WHERE id = 1", |r| {
-        r.try_get::<i64, _>(0).ok() == Some(SCHEMA_VERSION)
-            && r.try_get::<i64, _>(1).ok() == Some(format_version())
-            && r.try_get::<i64, _>(2).ok() == Some(PROJECTION_VERSION)
+        r.try_get::<i64, _>("review_search_schema_version").ok() == Some(SCHEMA_VERSION)
+            && r.try_get::<i64, _>("evidence_format_version").ok() == Some(format_version())
+            && r.try_get::<i64, _>("projection_version").ok() == Some(PROJECTION_VERSION)
     })
     .await
 }
@@ -98,37 +98,37 @@ pub async fn read(path: &Path, f: &Filters<'_>) -> Result<Vec<Served>, Unavailab
 /// A stored row as the wire carries it; None when the row breaks the response schema (a
 /// damaged store is unavailable, never served).
 fn served(r: &sqlx::sqlite::SqliteRow) -> Option<Served> {
-    let text = |i: usize| r.try_get::<String, _>(i).ok();
-    let opt = |i: usize| r.try_get::<Option<String>, _>(i).ok();
-    let excerpt = opt(13)?.map(|c| cut(c, EXCERPT_CHARS));
-    let channel = match opt(14)? {
+    let text = |name: &str| r.try_get::<String, _>(name).ok();
+    let opt = |name: &str| r.try_get::<Option<String>, _>(name).ok();
+    let excerpt = opt("content")?.map(|c| cut(c, EXCERPT_CHARS));
+    let channel = match opt("channel")? {
         Some(c) => Some(c.parse().ok()?),
         None => None,
     };
     Some(Served {
-        record_path: text(0)?.try_into().ok()?,
-        record_key: text(1)?.try_into().ok()?,
-        kind: text(2)?.parse().ok()?,
-        provider: text(3)?.try_into().ok()?,
-        repository: text(4)?.try_into().ok()?,
+        record_path: text("relative_path")?.try_into().ok()?,
+        record_key: text("record_key")?.try_into().ok()?,
+        kind: text("kind")?.parse().ok()?,
+        provider: text("provider")?.try_into().ok()?,
+        repository: text("repository")?.try_into().ok()?,
         pull_request: theurian_protocol::mcp::PullRequestNumber(
-            match r.try_get::<Option<i64>, _>(5).ok()? {
+            match r.try_get::<Option<i64>, _>("pull_request").ok()? {
                 Some(n) => Some(std::num::NonZeroU64::new(u64::try_from(n).ok()?)?),
                 None => None,
             },
         ),
-        thread_state: match opt(6)? {
+        thread_state: match opt("thread_state")? {
             Some(s) => Some(s.parse().ok()?),
             None => None,
         },
-        file_path: opt(7)?,
-        source_uri: text(8)?.try_into().ok()?,
-        author_external_id: text(9)?.try_into().ok()?,
-        author_display_name: text(10)?,
+        file_path: opt("file_path")?,
+        source_uri: text("source_uri")?.try_into().ok()?,
+        author_external_id: text("author_external_id")?.try_into().ok()?,
+        author_display_name: text("author_display_name")?,
         excerpt,
         excerpt_channel: channel,
-        last_seen_run_id: text(11)?.try_into().ok()?,
-        last_seen_at: text(12)?,
+        last_seen_run_id: text("last_seen_run_id")?.try_into().ok()?,
+        last_seen_at: text("last_seen_at")?,
         content_classification: theurian_protocol::mcp::UntrustedClassification::UntrustedKnowledge,
         may_contain_instructions: Default::default(),
         executable: Default::default(),

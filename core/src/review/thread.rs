@@ -48,7 +48,9 @@ pub async fn document(
     let [row] = rows.as_slice() else {
         return Ok(None);
     };
-    let rel: String = row.try_get(0).map_err(|_| Fault::Unavailable)?;
+    let rel: String = row
+        .try_get("relative_path")
+        .map_err(|_| Fault::Unavailable)?;
     let Some(dir) = review_root(root).map_err(Fault::Unreadable)? else {
         return Ok(None);
     };

@@ -47,7 +47,7 @@ pub struct Open {
 /// The columns and conditions every read shares; `{from}` and `{pull}` are filled per read.
 const OPEN_THREADS: &str = "SELECT r.relative_path, r.record_key, r.repository, r.pull_request, r.file_path, r.source_uri,
         r.author_external_id, r.author_display_name, t.opened_at, t.last_comment_at, t.comments,
-        (SELECT x.content FROM review_texts x WHERE x.relative_path = r.relative_path ORDER BY x.position LIMIT 1)
+        (SELECT x.content FROM review_texts x WHERE x.relative_path = r.relative_path ORDER BY x.position LIMIT 1) AS first_comment
     FROM {from} ON r.relative_path = t.relative_path
     WHERE r.kind = 'review-thread' AND r.thread_state = 'open' AND {pull}
       AND (?1 IS NULL OR r.repository = ?1)
@@ -93,19 +93,19 @@ pub async fn open_threads(path: &Path, f: &Filters<'_>) -> Result<Vec<Open>, Una
         .map_err(|_| Unavailable)?;
     rows.iter()
         .map(|r| {
-            let excerpt: Option<String> = r.try_get(11)?;
+            let excerpt: Option<String> = r.try_get("first_comment")?;
             Ok(Open {
-                rel: r.try_get(0)?,
-                record_key: r.try_get(1)?,
-                repository: r.try_get(2)?,
-                pull_request: r.try_get(3)?,
-                file_path: r.try_get(4)?,
-                source_uri: r.try_get(5)?,
-                author_external_id: r.try_get(6)?,
-                author_display_name: r.try_get(7)?,
-                opened_at: r.try_get(8)?,
-                last_comment_at: r.try_get(9)?,
-                comments: r.try_get(10)?,
+                rel: r.try_get("relative_path")?,
+                record_key: r.try_get("record_key")?,
+                repository: r.try_get("repository")?,
+                pull_request: r.try_get("pull_request")?,
+                file_path: r.try_get("file_path")?,
+                source_uri: r.try_get("source_uri")?,
+                author_external_id: r.try_get("author_external_id")?,
+                author_display_name: r.try_get("author_display_name")?,
+                opened_at: r.try_get("opened_at")?,
+                last_comment_at: r.try_get("last_comment_at")?,
+                comments: r.try_get("comments")?,
                 excerpt: cut(excerpt.unwrap_or_default(), EXCERPT_CHARS),
             })
         })
