@@ -1,7 +1,10 @@
 //! The one way this workspace walks a directory tree it did not create: depth and entry count
 //! bounded, links never followed (a link is reported as what it is, never descended into), and
 //! every directory's entries in name order so a walk is deterministic. Each walker in the
-//! project decides what to keep or refuse from what this reports; none reads a tree another way.
+//! project decides what to keep or refuse from what this reports. Two readers stand apart: the
+//! review listing reads a fixed three-level layout (repository, kind, file) rather than a tree,
+//! and `theurian-contract` walks schema trees with its own equivalent, since a CI gate that
+//! depends only on the protocol crate cannot reach this one.
 
 use std::fs::{FileType, Metadata};
 use std::path::{Path, PathBuf};

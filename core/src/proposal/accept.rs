@@ -12,6 +12,7 @@ use crate::migrate::MigrationSet;
 use crate::paths::MAX_SOURCE_FILE_BYTES;
 use crate::secrets::{scan, Policy};
 use crate::store::apply::{replay, replay_items};
+use crate::walk::{walk, Descend, Limits, Stop};
 use crate::CoreError;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -381,7 +382,15 @@ fn already_or_unfinished(dir: &Path, landed: &MigrationSet) -> CoreError {
     }
 }
 
-/// Whether a generated body file (`<leaf>.<ULID>.<ext>`) remains anywhere under `dir`.
+/// How far the walks over a proposal directory and the project's knowledge may go: as deep and
+/// as many entries as any real project holds, and no further.
+const WALK_LIMITS: Limits = Limits {
+    depth: 32,
+    entries: 1_000_000,
+};
+
+/// Whether a generated body file (`<leaf>.<ULID>.<ext>`) remains anywhere under `dir`. A tree
+/// too large to walk counts as holding none.
 fn has_staged_body(dir: &Path) -> bool {
     static BODY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
@@ -389,31 +398,36 @@ fn has_staged_body(dir: &Path) -> bool {
         )
         .expect("constant regex")
     });
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(e.path());
-            } else if BODY.is_match(&e.file_name().to_string_lossy()) {
-                return true;
-            }
-        }
-    }
-    false
+    let mut found = false;
+    let _ = walk::<Stop>(dir, WALK_LIMITS, |e| {
+        let name = e.path.file_name().unwrap_or_default().to_string_lossy();
+        found |= !e.kind.is_dir() && BODY.is_match(&name);
+        Ok(if found { Descend::No } else { Descend::Yes })
+    });
+    found
 }
 
+/// Copies the directories and regular files under `from` to `to`; links and special files are
+/// left behind, as the loader would refuse them.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)?.flatten() {
-        let target = to.join(entry.file_name());
-        let ft = entry.file_type()?;
-        if ft.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else if ft.is_file() {
-            std::fs::copy(entry.path(), &target)?;
+    let walked = walk(from, WALK_LIMITS, |e| {
+        let target = to.join(&e.rel);
+        if e.kind.is_dir() {
+            std::fs::create_dir_all(&target).map_err(|err| Stop::Io(target, err))?;
+            return Ok(Descend::Yes);
         }
-    }
-    Ok(())
+        if e.kind.is_file() {
+            std::fs::copy(&e.path, &target).map_err(|err| Stop::Io(target, err))?;
+        }
+        Ok(Descend::No)
+    });
+    walked.map_err(|stop| match stop {
+        Stop::Io(_, err) => err,
+        Stop::TooDeep(_) | Stop::TooMany => std::io::Error::other(
+            "the tree is deeper or holds more entries than a project's knowledge can",
+        ),
+    })
 }
 
 /// Loads and replays landed + proposed in a scratch copy, and compares every touched item.
