@@ -6,9 +6,11 @@
 //! `theurian-codegen` over `schemas/` on every build, and `generated/protocol.rs` is a committed
 //! copy of that output kept for review (a test fails when it drifts).
 //!
-//! * [`mcp`], [`migration`], [`config`], [`protocol`]: typed structs for each schema group.
-//! * [`tools`]: the tool table, the [`tools::ToolHandlers`] trait the daemon implements, and
-//!   typed dispatch.
+//! * [`mcp`], [`migration`], [`evidence`], [`config`], [`protocol`]: typed structs for each
+//!   schema group.
+//! * [`tools`]: the tool table, each tool's key usage, the [`tools::ToolHandlers`] trait the
+//!   daemon implements, typed dispatch, and the `tool_handlers!` / `with_tools!` macros.
+//! * [`refusal`]: the refusal every failed call answers with, and the bounds on what it quotes.
 //! * [`schemas`]: every schema file, embedded verbatim.
 //! * [`answer`]: a tool's typed answer, serialised once per form the transport writes.
 //! * [`bundle`]: a schema made self-contained, every file it reaches embedded.

@@ -1,4 +1,4 @@
-//! The two content digests the rest of the crate names things by: SHA-256 in lower-case hex
+//! The two content digests the workspace names things by: SHA-256 in lower-case hex
 //! (migration checksums, body hashes, passage and summary ids, evidence file names) and Git's
 //! blob id (what a committed file's bytes must hash to). A leaf, so the migration loader, the
 //! index and the review layout can share them without depending on one another.

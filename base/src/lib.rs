@@ -1,6 +1,7 @@
 //! What every part of Theurian stands on, below both the canonical store and the index: errors
 //! that carry their cure, the data directory, file-system guarantees, digests, time and YAML,
-//! the project configuration and its secret scan, the files around a state database
+//! the project configuration and its secret scan, the one bounded directory walk ([`walk`]),
+//! progress reporting, a small PRNG and the runtime helper, the files around a state database
 //! ([`statedir`]) and the read model of one ([`model`]). Nothing here knows about migrations,
 //! ranking or transport.
 

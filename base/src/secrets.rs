@@ -1,5 +1,5 @@
-//! Secret detection over text that is about to be served (index builds now; proposals and
-//! review ingest later), and the project's `security.secretScan` policy from
+//! Secret detection over text that is about to be served (index builds, proposal drafts and
+//! acceptance, review ingest), and the project's `security.secretScan` policy from
 //! `.theurian/config.yaml`. A finding names the family and where it was found, never the secret.
 
 use crate::CoreError;

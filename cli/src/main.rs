@@ -1,5 +1,6 @@
 //! The `theurian` command. Thin: argument parsing lives in `args`, each command in its own file
-//! under `commands/`, and all real work in `theurian-core` and `theurian-server`.
+//! under `commands/`, and all real work in `theurian-core`, `theurian-server` and (for `contract`)
+//! `theurian-contract`.
 
 mod args;
 mod commands;

@@ -1,6 +1,8 @@
-//! A synthetic but realistic knowledge corpus for benchmarks: N items, one migration each, with
-//! markdown bodies (headings, paragraphs, lists) drawn deterministically from a seed, so runs
-//! compare like with like.
+//! The corpora benchmarks run on. Synthetic: N items with markdown bodies (headings,
+//! paragraphs, lists) drawn deterministically from a seed, one migration per item until the
+//! loader's size limit asks for several per migration, so runs compare like with like. Real:
+//! the documents under a directory (`bench --docs`), found through [`crate::walk`], one item
+//! each.
 
 use crate::hash::sha256_hex;
 use crate::CoreError;

@@ -1,9 +1,13 @@
-//! Theurian's core logic, shared by the `theurian` CLI and the daemon so neither re-implements
-//! it: where per-user data lives, the project registry, the bearer token, the serving profile,
-//! finding a project's Git root, and laying out `.theurian/`.
+//! Theurian's domain, shared by the `theurian` CLI and the daemon so neither re-implements it:
+//! the migration engine (`migrate`), the canonical store (`store`), `migrate apply` end to end
+//! (`pipeline`), one module per question a tool asks (`knowledge`), review evidence (`review`),
+//! findings (`findings`), proposals (`proposal`), the OKF bundle (`okf`), the registry, token,
+//! serving profile and `.theurian/` layout.
 //!
-//! Later issues add the migration engine, the canonical store, retrieval, findings, review
-//! evidence and proposals here.
+//! The leaves below it are crates of their own, re-exported here under their old names so
+//! callers see one domain: `theurian-base` (errors, data directory, file-system guarantees,
+//! digests, time, YAML, configuration, the read model) and `theurian-index` as [`index`].
+//! ARCHITECTURE.md states the order the modules point in; `tests/tidy.rs` holds it.
 
 pub mod anchor_history;
 pub mod compat;

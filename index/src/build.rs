@@ -2,6 +2,7 @@
 //! tantivy directory (with embeddings beside it), then publish it by swapping
 //! `active-index.json`. A build is written under a `.building` name and renamed only when
 //! complete, so readers never open half an index, and a crash leaves the previous build serving.
+//! [`write_build`] is shared with the review similarity index; [`gc`] is `theurian index gc`.
 
 use super::chunk::chunk;
 use super::embed::{Embedder, DIMENSION, MODEL};

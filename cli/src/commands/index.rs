@@ -1,4 +1,5 @@
-//! `theurian index build | status`.
+//! `theurian index build | status | gc`: build and publish an index of the active state, report
+//! the active build, and delete builds nothing points at.
 
 use super::migrate::project;
 use crate::args::IndexCommand;

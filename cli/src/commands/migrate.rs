@@ -1,5 +1,6 @@
-//! `theurian migrate validate`: load the project's migration set, order it, run the static
-//! guards, and report the state hash it would build.
+//! `theurian migrate validate | apply | status`: validate loads the project's migration set,
+//! orders it, runs the static guards and reports the state hash it would build; apply builds
+//! and publishes that state (through `core::pipeline`); status compares the two.
 
 use crate::args::MigrateCommand;
 use serde_json::{json, Value};

@@ -1,4 +1,5 @@
-//! `theurian review build`: the evidence under `.theurian/review/` → the review search store,
+//! `theurian review ingest | build`: ingest fetches review evidence through the GitHub CLI and
+//! then builds; build turns the evidence under `.theurian/review/` → the review search store,
 //! recorded as built here so `review.search` serves it.
 
 use super::findings::theurian_root;

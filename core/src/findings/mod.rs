@@ -4,6 +4,7 @@
 //!
 //! * [`trailer`]: the grammar for one message.
 //! * [`history`]: the walk, record-level rejections, ordering and per-commit positions.
+//! * [`store`]: the findings SQLite store `review.findings` and the decisions read.
 
 pub mod history;
 pub mod store;

@@ -1,5 +1,5 @@
-//! Knowledge search as every tool that searches uses it (`knowledge.search` today, the context
-//! pack next): which path answers — a published index build when one may (tools.md §6.2's
+//! Knowledge search as every tool that searches uses it (`knowledge.search`, and the
+//! candidates of `knowledge.getContext`): which path answers — a published index build when one may (tools.md §6.2's
 //! checks), else the unranked scan with the reason — what each hit carries, and how hits fill a
 //! token budget. The daemon's handlers only clamp their inputs and shape the wire answer, so a
 //! second tool that searches gets the same ranking, fallback and staleness without copying them.

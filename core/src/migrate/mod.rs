@@ -1,11 +1,12 @@
 //! The migration engine's front half: finding, reading, validating and ordering a project's
 //! `.theurian/migrations/*.yaml`, and the state hash that content-addresses the result.
 //!
-//! * [`crate::yaml`] (a leaf module, shared with config and ingest): the reference's YAML
-//!   dialect, bounded.
 //! * [`load`]: one file → a validated, typed migration with its bodies.
 //! * [`set`]: the whole set: duplicates, dependencies, application order, static guards.
 //! * [`hash`]: the state hash, byte-identical to the reference's.
+//! * [`emit`]: writing a migration as YAML the loader reads back the same.
+//!
+//! The YAML dialect itself is `theurian_base::yaml`, shared with config and ingest.
 
 pub mod emit;
 pub mod hash;

@@ -1,7 +1,11 @@
-//! Drafting a content change: one `createItem` (a no-op for an existing item) and one
+//! Drafting proposals. A content change (`knowledge.proposeChange`, `theurian propose`) is one `createItem` (a no-op for an existing item) and one
 //! `upsertRevision` whose body is staged beside it, checked against the landed migration set
 //! (optimistic concurrency on `expectedRevision`, no lowering of an item's sensitivity, no
 //! revival of a withdrawn item) and against the migration schema before anything is written.
+//!
+//! An operations-only draft (`knowledge.generateMigrationDraft`,
+//! [`DraftOnly::draft_migration`]) carries relations, aliases, owners, specifications,
+//! evidence or deprecation, and is refused anything that adds content or widens what is served.
 //!
 //! [`DraftOnly`] is what the MCP tools hold: a project and its landed set, and no method that
 //! writes anywhere but a new proposal directory.

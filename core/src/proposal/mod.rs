@@ -7,8 +7,11 @@
 //! whole surface is the draft entries; moving files into `.theurian/migrations/` is `theurian
 //! propose accept`, a CLI path no tool can reach.
 //!
-//! * [`draft`]: the content draft (`knowledge.proposeChange`, `theurian propose`).
+//! * [`draft`]: the content draft (`knowledge.proposeChange`, `theurian propose`) and the
+//!   operations-only draft (`knowledge.generateMigrationDraft`).
+//! * [`candidate`]: a draft from a review record (`review.generateKnowledgeCandidate`).
 //! * [`files`]: naming (slug, body path) and writing a proposal directory.
+//! * [`accept`]: `theurian propose accept`, moving a reviewed draft into the migrations.
 
 pub mod accept;
 pub mod candidate;

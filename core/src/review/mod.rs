@@ -4,11 +4,13 @@
 //!
 //! * [`corpus`]: a generated review history for tests and benchmarks.
 //! * [`layout`]: where a document must live, derived from the document.
-//! * [`decisions`]: what a review record states as decided.
+//! * [`decisions`]: what a review record states as decided, gathered from both stores.
 //! * [`evidence`]: one document: schema, decoding, the checks a schema cannot state, writing.
 //! * [`listing`]: finding, fingerprinting and reading every file, contained in the review root.
 //! * [`similar`]: the similarity index over review text, and `review.findSimilar`'s ranking.
-//! * [`store`]: the search store: projection, build under the writer lock, the served read.
+//! * [`build`]: projecting the documents into the search store, under the writer lock.
+//! * [`store`]: opening the built search store and the served read.
+//! * [`cursor`]: the page cursors the review tools issue and accept.
 //! * [`thread`]: one thread in full, found through the store and re-read from its file.
 //! * [`unresolved`]: open threads, newest first, from the store.
 //! * [`write`]: landing documents where they belong, never through a symlink.

@@ -1,7 +1,9 @@
-//! `migrate apply` and `migrate status`: load the set, check it against the history of the
-//! previously active state, take the write lock, build (or reuse) the database for the new state
-//! hash, apply what is pending in one transaction, then record provenance and swap the pointer.
-//! A crash anywhere before the swap leaves the previous state serving.
+//! The canonical half of `migrate apply` and `migrate status`: given a loaded set, check it
+//! against the history of the previously active state, take the write lock, build (or reuse)
+//! the database for the new state hash, apply what is pending in one transaction, record
+//! provenance and swap the pointer. [`apply_state`] returns with the lock still held, so
+//! [`crate::pipeline`] purges the index under the same lock. A crash anywhere before the swap
+//! leaves the previous state serving.
 
 use super::apply::{self, check_checksums, recorded, ApplyError, ProjectRow};
 use super::lock::{acquire, WRITE_LOCK_WAIT};
