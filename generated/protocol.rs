@@ -17443,64 +17443,67 @@ macro_rules! with_tools {
 /// Implements [`tools::ToolHandlers`] for a server type from one handler module per
 /// tool: `$ty { field }` names the type and its field holding the state each handler
 /// takes, `project = P, open = f` the opened project's type and the async function that
-/// opens one (`f(&state, &ProjectId, Option<&SnapshotId>)`), and `served` / `unserved`
-/// list every tool by its handler name. Each served module is declared here
-/// (`mod knowledge_get;`) and provides `answer(&state, [project,] input)` and, when
-/// project-scoped, `check(&input)`.
+/// opens one from a call's shared context (`f(&state, context)`), and `served` /
+/// `unserved` list every tool by its handler name. Each served module is declared here
+/// (`mod knowledge_get;`) and provides, when project-scoped, `check(&args)` and
+/// `answer(&state, project, args)` over its `tools::args` struct, otherwise
+/// `answer(&state, input)`.
 #[macro_export]
 macro_rules! tool_handlers {
     (@ served knowledge_check_freshness, $state:ident) => {
         const KNOWLEDGE_CHECK_FRESHNESS : Option < $crate::KeyUsage > =
         Some($crate::tools::keys::KNOWLEDGE_CHECK_FRESHNESS); fn
-        check_knowledge_check_freshness(input : &
-        $crate::mcp::KnowledgeCheckFreshnessInput) -> Result < (), $crate::Refusal > {
-        knowledge_check_freshness::check(input) } fn knowledge_check_freshness(& self,
-        project : Self::Project, input : $crate::mcp::KnowledgeCheckFreshnessInput) ->
-        impl ::std::future::Future < Output = Result <
+        check_knowledge_check_freshness(args : &
+        $crate::tools::args::KnowledgeCheckFreshnessArgs) -> Result < (), $crate::Refusal
+        > { knowledge_check_freshness::check(args) } fn knowledge_check_freshness(& self,
+        project : Self::Project, args : $crate::tools::args::KnowledgeCheckFreshnessArgs)
+        -> impl ::std::future::Future < Output = Result <
         $crate::mcp::KnowledgeCheckFreshnessResponse, $crate::Refusal >> + Send {
-        knowledge_check_freshness::answer(& self. $state, project, input) }
+        knowledge_check_freshness::answer(& self. $state, project, args) }
     };
     (@ unserved knowledge_check_freshness) => {
         const KNOWLEDGE_CHECK_FRESHNESS : Option < $crate::KeyUsage > = None; fn
-        check_knowledge_check_freshness(_ : & $crate::mcp::KnowledgeCheckFreshnessInput)
-        -> Result < (), $crate::Refusal > { Ok(()) } fn knowledge_check_freshness(& self,
-        _ : Self::Project, _ : $crate::mcp::KnowledgeCheckFreshnessInput) -> impl
-        ::std::future::Future < Output = Result <
-        $crate::mcp::KnowledgeCheckFreshnessResponse, $crate::Refusal >> + Send { async {
+        check_knowledge_check_freshness(_ : &
+        $crate::tools::args::KnowledgeCheckFreshnessArgs) -> Result < (), $crate::Refusal
+        > { Ok(()) } fn knowledge_check_freshness(& self, _ : Self::Project, _ :
+        $crate::tools::args::KnowledgeCheckFreshnessArgs) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::KnowledgeCheckFreshnessResponse, $crate::Refusal
+        >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(knowledge_check_freshness))) } }
     };
     (@ served knowledge_get, $state:ident) => {
         const KNOWLEDGE_GET : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::KNOWLEDGE_GET); fn check_knowledge_get(input : &
-        $crate::mcp::KnowledgeGetInput) -> Result < (), $crate::Refusal > {
-        knowledge_get::check(input) } fn knowledge_get(& self, project : Self::Project,
-        input : $crate::mcp::KnowledgeGetInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::KnowledgeGetResponse, $crate::Refusal >> + Send {
-        knowledge_get::answer(& self. $state, project, input) }
+        Some($crate::tools::keys::KNOWLEDGE_GET); fn check_knowledge_get(args : &
+        $crate::tools::args::KnowledgeGetArgs) -> Result < (), $crate::Refusal > {
+        knowledge_get::check(args) } fn knowledge_get(& self, project : Self::Project,
+        args : $crate::tools::args::KnowledgeGetArgs) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::KnowledgeGetResponse, $crate::Refusal >> + Send {
+        knowledge_get::answer(& self. $state, project, args) }
     };
     (@ unserved knowledge_get) => {
         const KNOWLEDGE_GET : Option < $crate::KeyUsage > = None; fn
-        check_knowledge_get(_ : & $crate::mcp::KnowledgeGetInput) -> Result < (),
+        check_knowledge_get(_ : & $crate::tools::args::KnowledgeGetArgs) -> Result < (),
         $crate::Refusal > { Ok(()) } fn knowledge_get(& self, _ : Self::Project, _ :
-        $crate::mcp::KnowledgeGetInput) -> impl ::std::future::Future < Output = Result <
-        $crate::mcp::KnowledgeGetResponse, $crate::Refusal >> + Send { async {
+        $crate::tools::args::KnowledgeGetArgs) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::KnowledgeGetResponse, $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(knowledge_get))) } }
     };
     (@ served knowledge_get_context, $state:ident) => {
         const KNOWLEDGE_GET_CONTEXT : Option < $crate::KeyUsage > =
         Some($crate::tools::keys::KNOWLEDGE_GET_CONTEXT); fn
-        check_knowledge_get_context(input : & $crate::mcp::KnowledgeGetContextInput) ->
-        Result < (), $crate::Refusal > { knowledge_get_context::check(input) } fn
-        knowledge_get_context(& self, project : Self::Project, input :
-        $crate::mcp::KnowledgeGetContextInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::KnowledgeGetContextResponse, $crate::Refusal >> + Send {
-        knowledge_get_context::answer(& self. $state, project, input) }
+        check_knowledge_get_context(args : &
+        $crate::tools::args::KnowledgeGetContextArgs) -> Result < (), $crate::Refusal > {
+        knowledge_get_context::check(args) } fn knowledge_get_context(& self, project :
+        Self::Project, args : $crate::tools::args::KnowledgeGetContextArgs) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeGetContextResponse, $crate::Refusal >> + Send {
+        knowledge_get_context::answer(& self. $state, project, args) }
     };
     (@ unserved knowledge_get_context) => {
         const KNOWLEDGE_GET_CONTEXT : Option < $crate::KeyUsage > = None; fn
-        check_knowledge_get_context(_ : & $crate::mcp::KnowledgeGetContextInput) ->
-        Result < (), $crate::Refusal > { Ok(()) } fn knowledge_get_context(& self, _ :
-        Self::Project, _ : $crate::mcp::KnowledgeGetContextInput) -> impl
+        check_knowledge_get_context(_ : & $crate::tools::args::KnowledgeGetContextArgs)
+        -> Result < (), $crate::Refusal > { Ok(()) } fn knowledge_get_context(& self, _ :
+        Self::Project, _ : $crate::tools::args::KnowledgeGetContextArgs) -> impl
         ::std::future::Future < Output = Result <
         $crate::mcp::KnowledgeGetContextResponse, $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(knowledge_get_context))) } }
@@ -17508,75 +17511,76 @@ macro_rules! tool_handlers {
     (@ served knowledge_list_changes, $state:ident) => {
         const KNOWLEDGE_LIST_CHANGES : Option < $crate::KeyUsage > =
         Some($crate::tools::keys::KNOWLEDGE_LIST_CHANGES); fn
-        check_knowledge_list_changes(input : & $crate::mcp::KnowledgeListChangesInput) ->
-        Result < (), $crate::Refusal > { knowledge_list_changes::check(input) } fn
-        knowledge_list_changes(& self, project : Self::Project, input :
-        $crate::mcp::KnowledgeListChangesInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::KnowledgeListChangesResponse, $crate::Refusal >> + Send {
-        knowledge_list_changes::answer(& self. $state, project, input) }
+        check_knowledge_list_changes(args : &
+        $crate::tools::args::KnowledgeListChangesArgs) -> Result < (), $crate::Refusal >
+        { knowledge_list_changes::check(args) } fn knowledge_list_changes(& self, project
+        : Self::Project, args : $crate::tools::args::KnowledgeListChangesArgs) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeListChangesResponse, $crate::Refusal >> + Send {
+        knowledge_list_changes::answer(& self. $state, project, args) }
     };
     (@ unserved knowledge_list_changes) => {
         const KNOWLEDGE_LIST_CHANGES : Option < $crate::KeyUsage > = None; fn
-        check_knowledge_list_changes(_ : & $crate::mcp::KnowledgeListChangesInput) ->
-        Result < (), $crate::Refusal > { Ok(()) } fn knowledge_list_changes(& self, _ :
-        Self::Project, _ : $crate::mcp::KnowledgeListChangesInput) -> impl
+        check_knowledge_list_changes(_ : & $crate::tools::args::KnowledgeListChangesArgs)
+        -> Result < (), $crate::Refusal > { Ok(()) } fn knowledge_list_changes(& self, _
+        : Self::Project, _ : $crate::tools::args::KnowledgeListChangesArgs) -> impl
         ::std::future::Future < Output = Result <
         $crate::mcp::KnowledgeListChangesResponse, $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(knowledge_list_changes))) } }
     };
     (@ served knowledge_search, $state:ident) => {
         const KNOWLEDGE_SEARCH : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::KNOWLEDGE_SEARCH); fn check_knowledge_search(input : &
-        $crate::mcp::KnowledgeSearchInput) -> Result < (), $crate::Refusal > {
-        knowledge_search::check(input) } fn knowledge_search(& self, project :
-        Self::Project, input : $crate::mcp::KnowledgeSearchInput) -> impl
+        Some($crate::tools::keys::KNOWLEDGE_SEARCH); fn check_knowledge_search(args : &
+        $crate::tools::args::KnowledgeSearchArgs) -> Result < (), $crate::Refusal > {
+        knowledge_search::check(args) } fn knowledge_search(& self, project :
+        Self::Project, args : $crate::tools::args::KnowledgeSearchArgs) -> impl
         ::std::future::Future < Output = Result < $crate::mcp::KnowledgeSearchResponse,
         $crate::Refusal >> + Send { knowledge_search::answer(& self. $state, project,
-        input) }
+        args) }
     };
     (@ unserved knowledge_search) => {
         const KNOWLEDGE_SEARCH : Option < $crate::KeyUsage > = None; fn
-        check_knowledge_search(_ : & $crate::mcp::KnowledgeSearchInput) -> Result < (),
-        $crate::Refusal > { Ok(()) } fn knowledge_search(& self, _ : Self::Project, _ :
-        $crate::mcp::KnowledgeSearchInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::KnowledgeSearchResponse, $crate::Refusal >> + Send { async
-        { Err($crate::Refusal::not_served(stringify!(knowledge_search))) } }
+        check_knowledge_search(_ : & $crate::tools::args::KnowledgeSearchArgs) -> Result
+        < (), $crate::Refusal > { Ok(()) } fn knowledge_search(& self, _ : Self::Project,
+        _ : $crate::tools::args::KnowledgeSearchArgs) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::KnowledgeSearchResponse, $crate::Refusal >> + Send
+        { async { Err($crate::Refusal::not_served(stringify!(knowledge_search))) } }
     };
     (@ served knowledge_status, $state:ident) => {
         const KNOWLEDGE_STATUS : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::KNOWLEDGE_STATUS); fn check_knowledge_status(input : &
-        $crate::mcp::KnowledgeStatusInput) -> Result < (), $crate::Refusal > {
-        knowledge_status::check(input) } fn knowledge_status(& self, project :
-        Self::Project, input : $crate::mcp::KnowledgeStatusInput) -> impl
+        Some($crate::tools::keys::KNOWLEDGE_STATUS); fn check_knowledge_status(args : &
+        $crate::tools::args::KnowledgeStatusArgs) -> Result < (), $crate::Refusal > {
+        knowledge_status::check(args) } fn knowledge_status(& self, project :
+        Self::Project, args : $crate::tools::args::KnowledgeStatusArgs) -> impl
         ::std::future::Future < Output = Result < $crate::mcp::KnowledgeStatusResponse,
         $crate::Refusal >> + Send { knowledge_status::answer(& self. $state, project,
-        input) }
+        args) }
     };
     (@ unserved knowledge_status) => {
         const KNOWLEDGE_STATUS : Option < $crate::KeyUsage > = None; fn
-        check_knowledge_status(_ : & $crate::mcp::KnowledgeStatusInput) -> Result < (),
-        $crate::Refusal > { Ok(()) } fn knowledge_status(& self, _ : Self::Project, _ :
-        $crate::mcp::KnowledgeStatusInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::KnowledgeStatusResponse, $crate::Refusal >> + Send { async
-        { Err($crate::Refusal::not_served(stringify!(knowledge_status))) } }
+        check_knowledge_status(_ : & $crate::tools::args::KnowledgeStatusArgs) -> Result
+        < (), $crate::Refusal > { Ok(()) } fn knowledge_status(& self, _ : Self::Project,
+        _ : $crate::tools::args::KnowledgeStatusArgs) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::KnowledgeStatusResponse, $crate::Refusal >> + Send
+        { async { Err($crate::Refusal::not_served(stringify!(knowledge_status))) } }
     };
     (@ served knowledge_trace, $state:ident) => {
         const KNOWLEDGE_TRACE : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::KNOWLEDGE_TRACE); fn check_knowledge_trace(input : &
-        $crate::mcp::KnowledgeTraceInput) -> Result < (), $crate::Refusal > {
-        knowledge_trace::check(input) } fn knowledge_trace(& self, project :
-        Self::Project, input : $crate::mcp::KnowledgeTraceInput) -> impl
+        Some($crate::tools::keys::KNOWLEDGE_TRACE); fn check_knowledge_trace(args : &
+        $crate::tools::args::KnowledgeTraceArgs) -> Result < (), $crate::Refusal > {
+        knowledge_trace::check(args) } fn knowledge_trace(& self, project :
+        Self::Project, args : $crate::tools::args::KnowledgeTraceArgs) -> impl
         ::std::future::Future < Output = Result < $crate::mcp::KnowledgeTraceResponse,
         $crate::Refusal >> + Send { knowledge_trace::answer(& self. $state, project,
-        input) }
+        args) }
     };
     (@ unserved knowledge_trace) => {
         const KNOWLEDGE_TRACE : Option < $crate::KeyUsage > = None; fn
-        check_knowledge_trace(_ : & $crate::mcp::KnowledgeTraceInput) -> Result < (),
-        $crate::Refusal > { Ok(()) } fn knowledge_trace(& self, _ : Self::Project, _ :
-        $crate::mcp::KnowledgeTraceInput) -> impl ::std::future::Future < Output = Result
-        < $crate::mcp::KnowledgeTraceResponse, $crate::Refusal >> + Send { async {
-        Err($crate::Refusal::not_served(stringify!(knowledge_trace))) } }
+        check_knowledge_trace(_ : & $crate::tools::args::KnowledgeTraceArgs) -> Result <
+        (), $crate::Refusal > { Ok(()) } fn knowledge_trace(& self, _ : Self::Project, _
+        : $crate::tools::args::KnowledgeTraceArgs) -> impl ::std::future::Future < Output
+        = Result < $crate::mcp::KnowledgeTraceResponse, $crate::Refusal >> + Send { async
+        { Err($crate::Refusal::not_served(stringify!(knowledge_trace))) } }
     };
     (@ served project_list, $state:ident) => {
         const PROJECT_LIST : Option < $crate::KeyUsage > =
@@ -17593,129 +17597,131 @@ macro_rules! tool_handlers {
     };
     (@ served project_status, $state:ident) => {
         const PROJECT_STATUS : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::PROJECT_STATUS); fn check_project_status(input : &
-        $crate::mcp::ProjectStatusInput) -> Result < (), $crate::Refusal > {
-        project_status::check(input) } fn project_status(& self, project : Self::Project,
-        input : $crate::mcp::ProjectStatusInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::ProjectStatusResponse, $crate::Refusal >> + Send {
-        project_status::answer(& self. $state, project, input) }
+        Some($crate::tools::keys::PROJECT_STATUS); fn check_project_status(args : &
+        $crate::tools::args::ProjectStatusArgs) -> Result < (), $crate::Refusal > {
+        project_status::check(args) } fn project_status(& self, project : Self::Project,
+        args : $crate::tools::args::ProjectStatusArgs) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::ProjectStatusResponse, $crate::Refusal >> + Send {
+        project_status::answer(& self. $state, project, args) }
     };
     (@ unserved project_status) => {
         const PROJECT_STATUS : Option < $crate::KeyUsage > = None; fn
-        check_project_status(_ : & $crate::mcp::ProjectStatusInput) -> Result < (),
-        $crate::Refusal > { Ok(()) } fn project_status(& self, _ : Self::Project, _ :
-        $crate::mcp::ProjectStatusInput) -> impl ::std::future::Future < Output = Result
-        < $crate::mcp::ProjectStatusResponse, $crate::Refusal >> + Send { async {
+        check_project_status(_ : & $crate::tools::args::ProjectStatusArgs) -> Result <
+        (), $crate::Refusal > { Ok(()) } fn project_status(& self, _ : Self::Project, _ :
+        $crate::tools::args::ProjectStatusArgs) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ProjectStatusResponse, $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(project_status))) } }
     };
     (@ served review_find_similar, $state:ident) => {
         const REVIEW_FIND_SIMILAR : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::REVIEW_FIND_SIMILAR); fn
-        check_review_find_similar(input : & $crate::mcp::ReviewFindSimilarInput) ->
-        Result < (), $crate::Refusal > { review_find_similar::check(input) } fn
-        review_find_similar(& self, project : Self::Project, input :
-        $crate::mcp::ReviewFindSimilarInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::ReviewFindSimilarResponse, $crate::Refusal >> + Send {
-        review_find_similar::answer(& self. $state, project, input) }
+        Some($crate::tools::keys::REVIEW_FIND_SIMILAR); fn check_review_find_similar(args
+        : & $crate::tools::args::ReviewFindSimilarArgs) -> Result < (), $crate::Refusal >
+        { review_find_similar::check(args) } fn review_find_similar(& self, project :
+        Self::Project, args : $crate::tools::args::ReviewFindSimilarArgs) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::ReviewFindSimilarResponse,
+        $crate::Refusal >> + Send { review_find_similar::answer(& self. $state, project,
+        args) }
     };
     (@ unserved review_find_similar) => {
         const REVIEW_FIND_SIMILAR : Option < $crate::KeyUsage > = None; fn
-        check_review_find_similar(_ : & $crate::mcp::ReviewFindSimilarInput) -> Result <
-        (), $crate::Refusal > { Ok(()) } fn review_find_similar(& self, _ :
-        Self::Project, _ : $crate::mcp::ReviewFindSimilarInput) -> impl
+        check_review_find_similar(_ : & $crate::tools::args::ReviewFindSimilarArgs) ->
+        Result < (), $crate::Refusal > { Ok(()) } fn review_find_similar(& self, _ :
+        Self::Project, _ : $crate::tools::args::ReviewFindSimilarArgs) -> impl
         ::std::future::Future < Output = Result < $crate::mcp::ReviewFindSimilarResponse,
         $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(review_find_similar))) } }
     };
     (@ served review_findings, $state:ident) => {
         const REVIEW_FINDINGS : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::REVIEW_FINDINGS); fn check_review_findings(input : &
-        $crate::mcp::ReviewFindingsInput) -> Result < (), $crate::Refusal > {
-        review_findings::check(input) } fn review_findings(& self, project :
-        Self::Project, input : $crate::mcp::ReviewFindingsInput) -> impl
+        Some($crate::tools::keys::REVIEW_FINDINGS); fn check_review_findings(args : &
+        $crate::tools::args::ReviewFindingsArgs) -> Result < (), $crate::Refusal > {
+        review_findings::check(args) } fn review_findings(& self, project :
+        Self::Project, args : $crate::tools::args::ReviewFindingsArgs) -> impl
         ::std::future::Future < Output = Result < $crate::mcp::ReviewFindingsResponse,
         $crate::Refusal >> + Send { review_findings::answer(& self. $state, project,
-        input) }
+        args) }
     };
     (@ unserved review_findings) => {
         const REVIEW_FINDINGS : Option < $crate::KeyUsage > = None; fn
-        check_review_findings(_ : & $crate::mcp::ReviewFindingsInput) -> Result < (),
-        $crate::Refusal > { Ok(()) } fn review_findings(& self, _ : Self::Project, _ :
-        $crate::mcp::ReviewFindingsInput) -> impl ::std::future::Future < Output = Result
-        < $crate::mcp::ReviewFindingsResponse, $crate::Refusal >> + Send { async {
-        Err($crate::Refusal::not_served(stringify!(review_findings))) } }
+        check_review_findings(_ : & $crate::tools::args::ReviewFindingsArgs) -> Result <
+        (), $crate::Refusal > { Ok(()) } fn review_findings(& self, _ : Self::Project, _
+        : $crate::tools::args::ReviewFindingsArgs) -> impl ::std::future::Future < Output
+        = Result < $crate::mcp::ReviewFindingsResponse, $crate::Refusal >> + Send { async
+        { Err($crate::Refusal::not_served(stringify!(review_findings))) } }
     };
     (@ served review_get_decisions, $state:ident) => {
         const REVIEW_GET_DECISIONS : Option < $crate::KeyUsage > =
         Some($crate::tools::keys::REVIEW_GET_DECISIONS); fn
-        check_review_get_decisions(input : & $crate::mcp::ReviewGetDecisionsInput) ->
-        Result < (), $crate::Refusal > { review_get_decisions::check(input) } fn
-        review_get_decisions(& self, project : Self::Project, input :
-        $crate::mcp::ReviewGetDecisionsInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::ReviewGetDecisionsResponse, $crate::Refusal >> + Send {
-        review_get_decisions::answer(& self. $state, project, input) }
+        check_review_get_decisions(args : & $crate::tools::args::ReviewGetDecisionsArgs)
+        -> Result < (), $crate::Refusal > { review_get_decisions::check(args) } fn
+        review_get_decisions(& self, project : Self::Project, args :
+        $crate::tools::args::ReviewGetDecisionsArgs) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::ReviewGetDecisionsResponse, $crate::Refusal >> +
+        Send { review_get_decisions::answer(& self. $state, project, args) }
     };
     (@ unserved review_get_decisions) => {
         const REVIEW_GET_DECISIONS : Option < $crate::KeyUsage > = None; fn
-        check_review_get_decisions(_ : & $crate::mcp::ReviewGetDecisionsInput) -> Result
-        < (), $crate::Refusal > { Ok(()) } fn review_get_decisions(& self, _ :
-        Self::Project, _ : $crate::mcp::ReviewGetDecisionsInput) -> impl
+        check_review_get_decisions(_ : & $crate::tools::args::ReviewGetDecisionsArgs) ->
+        Result < (), $crate::Refusal > { Ok(()) } fn review_get_decisions(& self, _ :
+        Self::Project, _ : $crate::tools::args::ReviewGetDecisionsArgs) -> impl
         ::std::future::Future < Output = Result <
         $crate::mcp::ReviewGetDecisionsResponse, $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(review_get_decisions))) } }
     };
     (@ served review_get_thread, $state:ident) => {
         const REVIEW_GET_THREAD : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::REVIEW_GET_THREAD); fn check_review_get_thread(input :
-        & $crate::mcp::ReviewGetThreadInput) -> Result < (), $crate::Refusal > {
-        review_get_thread::check(input) } fn review_get_thread(& self, project :
-        Self::Project, input : $crate::mcp::ReviewGetThreadInput) -> impl
+        Some($crate::tools::keys::REVIEW_GET_THREAD); fn check_review_get_thread(args : &
+        $crate::tools::args::ReviewGetThreadArgs) -> Result < (), $crate::Refusal > {
+        review_get_thread::check(args) } fn review_get_thread(& self, project :
+        Self::Project, args : $crate::tools::args::ReviewGetThreadArgs) -> impl
         ::std::future::Future < Output = Result < $crate::mcp::ReviewGetThreadResponse,
         $crate::Refusal >> + Send { review_get_thread::answer(& self. $state, project,
-        input) }
+        args) }
     };
     (@ unserved review_get_thread) => {
         const REVIEW_GET_THREAD : Option < $crate::KeyUsage > = None; fn
-        check_review_get_thread(_ : & $crate::mcp::ReviewGetThreadInput) -> Result < (),
-        $crate::Refusal > { Ok(()) } fn review_get_thread(& self, _ : Self::Project, _ :
-        $crate::mcp::ReviewGetThreadInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::ReviewGetThreadResponse, $crate::Refusal >> + Send { async
-        { Err($crate::Refusal::not_served(stringify!(review_get_thread))) } }
+        check_review_get_thread(_ : & $crate::tools::args::ReviewGetThreadArgs) -> Result
+        < (), $crate::Refusal > { Ok(()) } fn review_get_thread(& self, _ :
+        Self::Project, _ : $crate::tools::args::ReviewGetThreadArgs) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::ReviewGetThreadResponse,
+        $crate::Refusal >> + Send { async {
+        Err($crate::Refusal::not_served(stringify!(review_get_thread))) } }
     };
     (@ served review_list_unresolved, $state:ident) => {
         const REVIEW_LIST_UNRESOLVED : Option < $crate::KeyUsage > =
         Some($crate::tools::keys::REVIEW_LIST_UNRESOLVED); fn
-        check_review_list_unresolved(input : & $crate::mcp::ReviewListUnresolvedInput) ->
-        Result < (), $crate::Refusal > { review_list_unresolved::check(input) } fn
-        review_list_unresolved(& self, project : Self::Project, input :
-        $crate::mcp::ReviewListUnresolvedInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::ReviewListUnresolvedResponse, $crate::Refusal >> + Send {
-        review_list_unresolved::answer(& self. $state, project, input) }
+        check_review_list_unresolved(args : &
+        $crate::tools::args::ReviewListUnresolvedArgs) -> Result < (), $crate::Refusal >
+        { review_list_unresolved::check(args) } fn review_list_unresolved(& self, project
+        : Self::Project, args : $crate::tools::args::ReviewListUnresolvedArgs) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::ReviewListUnresolvedResponse, $crate::Refusal >> + Send {
+        review_list_unresolved::answer(& self. $state, project, args) }
     };
     (@ unserved review_list_unresolved) => {
         const REVIEW_LIST_UNRESOLVED : Option < $crate::KeyUsage > = None; fn
-        check_review_list_unresolved(_ : & $crate::mcp::ReviewListUnresolvedInput) ->
-        Result < (), $crate::Refusal > { Ok(()) } fn review_list_unresolved(& self, _ :
-        Self::Project, _ : $crate::mcp::ReviewListUnresolvedInput) -> impl
+        check_review_list_unresolved(_ : & $crate::tools::args::ReviewListUnresolvedArgs)
+        -> Result < (), $crate::Refusal > { Ok(()) } fn review_list_unresolved(& self, _
+        : Self::Project, _ : $crate::tools::args::ReviewListUnresolvedArgs) -> impl
         ::std::future::Future < Output = Result <
         $crate::mcp::ReviewListUnresolvedResponse, $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(review_list_unresolved))) } }
     };
     (@ served review_search, $state:ident) => {
         const REVIEW_SEARCH : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::REVIEW_SEARCH); fn check_review_search(input : &
-        $crate::mcp::ReviewSearchInput) -> Result < (), $crate::Refusal > {
-        review_search::check(input) } fn review_search(& self, project : Self::Project,
-        input : $crate::mcp::ReviewSearchInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::ReviewSearchResponse, $crate::Refusal >> + Send {
-        review_search::answer(& self. $state, project, input) }
+        Some($crate::tools::keys::REVIEW_SEARCH); fn check_review_search(args : &
+        $crate::tools::args::ReviewSearchArgs) -> Result < (), $crate::Refusal > {
+        review_search::check(args) } fn review_search(& self, project : Self::Project,
+        args : $crate::tools::args::ReviewSearchArgs) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::ReviewSearchResponse, $crate::Refusal >> + Send {
+        review_search::answer(& self. $state, project, args) }
     };
     (@ unserved review_search) => {
         const REVIEW_SEARCH : Option < $crate::KeyUsage > = None; fn
-        check_review_search(_ : & $crate::mcp::ReviewSearchInput) -> Result < (),
+        check_review_search(_ : & $crate::tools::args::ReviewSearchArgs) -> Result < (),
         $crate::Refusal > { Ok(()) } fn review_search(& self, _ : Self::Project, _ :
-        $crate::mcp::ReviewSearchInput) -> impl ::std::future::Future < Output = Result <
-        $crate::mcp::ReviewSearchResponse, $crate::Refusal >> + Send { async {
+        $crate::tools::args::ReviewSearchArgs) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ReviewSearchResponse, $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(review_search))) } }
     };
     (@ served system_capabilities, $state:ident) => {
@@ -17734,19 +17740,19 @@ macro_rules! tool_handlers {
     };
     (@ served system_index_status, $state:ident) => {
         const SYSTEM_INDEX_STATUS : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::SYSTEM_INDEX_STATUS); fn
-        check_system_index_status(input : & $crate::mcp::SystemIndexStatusInput) ->
-        Result < (), $crate::Refusal > { system_index_status::check(input) } fn
-        system_index_status(& self, project : Self::Project, input :
-        $crate::mcp::SystemIndexStatusInput) -> impl ::std::future::Future < Output =
-        Result < $crate::mcp::SystemIndexStatusResponse, $crate::Refusal >> + Send {
-        system_index_status::answer(& self. $state, project, input) }
+        Some($crate::tools::keys::SYSTEM_INDEX_STATUS); fn check_system_index_status(args
+        : & $crate::tools::args::SystemIndexStatusArgs) -> Result < (), $crate::Refusal >
+        { system_index_status::check(args) } fn system_index_status(& self, project :
+        Self::Project, args : $crate::tools::args::SystemIndexStatusArgs) -> impl
+        ::std::future::Future < Output = Result < $crate::mcp::SystemIndexStatusResponse,
+        $crate::Refusal >> + Send { system_index_status::answer(& self. $state, project,
+        args) }
     };
     (@ unserved system_index_status) => {
         const SYSTEM_INDEX_STATUS : Option < $crate::KeyUsage > = None; fn
-        check_system_index_status(_ : & $crate::mcp::SystemIndexStatusInput) -> Result <
-        (), $crate::Refusal > { Ok(()) } fn system_index_status(& self, _ :
-        Self::Project, _ : $crate::mcp::SystemIndexStatusInput) -> impl
+        check_system_index_status(_ : & $crate::tools::args::SystemIndexStatusArgs) ->
+        Result < (), $crate::Refusal > { Ok(()) } fn system_index_status(& self, _ :
+        Self::Project, _ : $crate::tools::args::SystemIndexStatusArgs) -> impl
         ::std::future::Future < Output = Result < $crate::mcp::SystemIndexStatusResponse,
         $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(system_index_status))) } }
@@ -17754,22 +17760,22 @@ macro_rules! tool_handlers {
     (@ served knowledge_generate_migration_draft, $state:ident) => {
         const KNOWLEDGE_GENERATE_MIGRATION_DRAFT : Option < $crate::KeyUsage > =
         Some($crate::tools::keys::KNOWLEDGE_GENERATE_MIGRATION_DRAFT); fn
-        check_knowledge_generate_migration_draft(input : &
-        $crate::mcp::KnowledgeGenerateMigrationDraftInput) -> Result < (),
-        $crate::Refusal > { knowledge_generate_migration_draft::check(input) } fn
-        knowledge_generate_migration_draft(& self, project : Self::Project, input :
-        $crate::mcp::KnowledgeGenerateMigrationDraftInput) -> impl ::std::future::Future
-        < Output = Result < $crate::mcp::KnowledgeGenerateMigrationDraftResponse,
-        $crate::Refusal >> + Send { knowledge_generate_migration_draft::answer(& self.
-        $state, project, input) }
+        check_knowledge_generate_migration_draft(args : &
+        $crate::tools::args::KnowledgeGenerateMigrationDraftArgs) -> Result < (),
+        $crate::Refusal > { knowledge_generate_migration_draft::check(args) } fn
+        knowledge_generate_migration_draft(& self, project : Self::Project, args :
+        $crate::tools::args::KnowledgeGenerateMigrationDraftArgs) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::KnowledgeGenerateMigrationDraftResponse, $crate::Refusal >> + Send {
+        knowledge_generate_migration_draft::answer(& self. $state, project, args) }
     };
     (@ unserved knowledge_generate_migration_draft) => {
         const KNOWLEDGE_GENERATE_MIGRATION_DRAFT : Option < $crate::KeyUsage > = None; fn
         check_knowledge_generate_migration_draft(_ : &
-        $crate::mcp::KnowledgeGenerateMigrationDraftInput) -> Result < (),
+        $crate::tools::args::KnowledgeGenerateMigrationDraftArgs) -> Result < (),
         $crate::Refusal > { Ok(()) } fn knowledge_generate_migration_draft(& self, _ :
-        Self::Project, _ : $crate::mcp::KnowledgeGenerateMigrationDraftInput) -> impl
-        ::std::future::Future < Output = Result <
+        Self::Project, _ : $crate::tools::args::KnowledgeGenerateMigrationDraftArgs) ->
+        impl ::std::future::Future < Output = Result <
         $crate::mcp::KnowledgeGenerateMigrationDraftResponse, $crate::Refusal >> + Send {
         async {
         Err($crate::Refusal::not_served(stringify!(knowledge_generate_migration_draft)))
@@ -17778,62 +17784,64 @@ macro_rules! tool_handlers {
     (@ served knowledge_propose_change, $state:ident) => {
         const KNOWLEDGE_PROPOSE_CHANGE : Option < $crate::KeyUsage > =
         Some($crate::tools::keys::KNOWLEDGE_PROPOSE_CHANGE); fn
-        check_knowledge_propose_change(input : &
-        $crate::mcp::KnowledgeProposeChangeInput) -> Result < (), $crate::Refusal > {
-        knowledge_propose_change::check(input) } fn knowledge_propose_change(& self,
-        project : Self::Project, input : $crate::mcp::KnowledgeProposeChangeInput) ->
-        impl ::std::future::Future < Output = Result <
+        check_knowledge_propose_change(args : &
+        $crate::tools::args::KnowledgeProposeChangeArgs) -> Result < (), $crate::Refusal
+        > { knowledge_propose_change::check(args) } fn knowledge_propose_change(& self,
+        project : Self::Project, args : $crate::tools::args::KnowledgeProposeChangeArgs)
+        -> impl ::std::future::Future < Output = Result <
         $crate::mcp::KnowledgeProposeChangeResponse, $crate::Refusal >> + Send {
-        knowledge_propose_change::answer(& self. $state, project, input) }
+        knowledge_propose_change::answer(& self. $state, project, args) }
     };
     (@ unserved knowledge_propose_change) => {
         const KNOWLEDGE_PROPOSE_CHANGE : Option < $crate::KeyUsage > = None; fn
-        check_knowledge_propose_change(_ : & $crate::mcp::KnowledgeProposeChangeInput) ->
-        Result < (), $crate::Refusal > { Ok(()) } fn knowledge_propose_change(& self, _ :
-        Self::Project, _ : $crate::mcp::KnowledgeProposeChangeInput) -> impl
-        ::std::future::Future < Output = Result <
-        $crate::mcp::KnowledgeProposeChangeResponse, $crate::Refusal >> + Send { async {
+        check_knowledge_propose_change(_ : &
+        $crate::tools::args::KnowledgeProposeChangeArgs) -> Result < (), $crate::Refusal
+        > { Ok(()) } fn knowledge_propose_change(& self, _ : Self::Project, _ :
+        $crate::tools::args::KnowledgeProposeChangeArgs) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::KnowledgeProposeChangeResponse, $crate::Refusal >>
+        + Send { async {
         Err($crate::Refusal::not_served(stringify!(knowledge_propose_change))) } }
     };
     (@ served knowledge_submit_feedback, $state:ident) => {
         const KNOWLEDGE_SUBMIT_FEEDBACK : Option < $crate::KeyUsage > =
         Some($crate::tools::keys::KNOWLEDGE_SUBMIT_FEEDBACK); fn
-        check_knowledge_submit_feedback(input : &
-        $crate::mcp::KnowledgeSubmitFeedbackInput) -> Result < (), $crate::Refusal > {
-        knowledge_submit_feedback::check(input) } fn knowledge_submit_feedback(& self,
-        project : Self::Project, input : $crate::mcp::KnowledgeSubmitFeedbackInput) ->
-        impl ::std::future::Future < Output = Result <
+        check_knowledge_submit_feedback(args : &
+        $crate::tools::args::KnowledgeSubmitFeedbackArgs) -> Result < (), $crate::Refusal
+        > { knowledge_submit_feedback::check(args) } fn knowledge_submit_feedback(& self,
+        project : Self::Project, args : $crate::tools::args::KnowledgeSubmitFeedbackArgs)
+        -> impl ::std::future::Future < Output = Result <
         $crate::mcp::KnowledgeSubmitFeedbackResponse, $crate::Refusal >> + Send {
-        knowledge_submit_feedback::answer(& self. $state, project, input) }
+        knowledge_submit_feedback::answer(& self. $state, project, args) }
     };
     (@ unserved knowledge_submit_feedback) => {
         const KNOWLEDGE_SUBMIT_FEEDBACK : Option < $crate::KeyUsage > = None; fn
-        check_knowledge_submit_feedback(_ : & $crate::mcp::KnowledgeSubmitFeedbackInput)
-        -> Result < (), $crate::Refusal > { Ok(()) } fn knowledge_submit_feedback(& self,
-        _ : Self::Project, _ : $crate::mcp::KnowledgeSubmitFeedbackInput) -> impl
-        ::std::future::Future < Output = Result <
-        $crate::mcp::KnowledgeSubmitFeedbackResponse, $crate::Refusal >> + Send { async {
+        check_knowledge_submit_feedback(_ : &
+        $crate::tools::args::KnowledgeSubmitFeedbackArgs) -> Result < (), $crate::Refusal
+        > { Ok(()) } fn knowledge_submit_feedback(& self, _ : Self::Project, _ :
+        $crate::tools::args::KnowledgeSubmitFeedbackArgs) -> impl ::std::future::Future <
+        Output = Result < $crate::mcp::KnowledgeSubmitFeedbackResponse, $crate::Refusal
+        >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(knowledge_submit_feedback))) } }
     };
     (@ served review_generate_knowledge_candidate, $state:ident) => {
         const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE : Option < $crate::KeyUsage > =
         Some($crate::tools::keys::REVIEW_GENERATE_KNOWLEDGE_CANDIDATE); fn
-        check_review_generate_knowledge_candidate(input : &
-        $crate::mcp::ReviewGenerateKnowledgeCandidateInput) -> Result < (),
-        $crate::Refusal > { review_generate_knowledge_candidate::check(input) } fn
-        review_generate_knowledge_candidate(& self, project : Self::Project, input :
-        $crate::mcp::ReviewGenerateKnowledgeCandidateInput) -> impl ::std::future::Future
-        < Output = Result < $crate::mcp::ReviewGenerateKnowledgeCandidateResponse,
-        $crate::Refusal >> + Send { review_generate_knowledge_candidate::answer(& self.
-        $state, project, input) }
+        check_review_generate_knowledge_candidate(args : &
+        $crate::tools::args::ReviewGenerateKnowledgeCandidateArgs) -> Result < (),
+        $crate::Refusal > { review_generate_knowledge_candidate::check(args) } fn
+        review_generate_knowledge_candidate(& self, project : Self::Project, args :
+        $crate::tools::args::ReviewGenerateKnowledgeCandidateArgs) -> impl
+        ::std::future::Future < Output = Result <
+        $crate::mcp::ReviewGenerateKnowledgeCandidateResponse, $crate::Refusal >> + Send
+        { review_generate_knowledge_candidate::answer(& self. $state, project, args) }
     };
     (@ unserved review_generate_knowledge_candidate) => {
         const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE : Option < $crate::KeyUsage > = None;
         fn check_review_generate_knowledge_candidate(_ : &
-        $crate::mcp::ReviewGenerateKnowledgeCandidateInput) -> Result < (),
+        $crate::tools::args::ReviewGenerateKnowledgeCandidateArgs) -> Result < (),
         $crate::Refusal > { Ok(()) } fn review_generate_knowledge_candidate(& self, _ :
-        Self::Project, _ : $crate::mcp::ReviewGenerateKnowledgeCandidateInput) -> impl
-        ::std::future::Future < Output = Result <
+        Self::Project, _ : $crate::tools::args::ReviewGenerateKnowledgeCandidateArgs) ->
+        impl ::std::future::Future < Output = Result <
         $crate::mcp::ReviewGenerateKnowledgeCandidateResponse, $crate::Refusal >> + Send
         { async {
         Err($crate::Refusal::not_served(stringify!(review_generate_knowledge_candidate)))
@@ -17844,11 +17852,10 @@ macro_rules! tool_handlers {
         [$($served:ident),* $(,)?]; unserved : [$($unserved:ident),* $(,)?];
     ) => {
         $(mod $served;)* impl $crate::tools::ToolHandlers for $ty { type Project =
-        $project; fn open_project(& self, project_id : & $crate::mcp::ProjectId,
-        snapshot_id : Option < & $crate::mcp::SnapshotId >) -> impl ::std::future::Future
-        < Output = Result < $project, $crate::Refusal >> + Send { $open (& self. $state,
-        project_id, snapshot_id) } $($crate::tool_handlers!(@ served $served, $state);)*
-        $($crate::tool_handlers!(@ unserved $unserved);)* }
+        $project; fn open_project(& self, context : $crate::mcp::ToolContext) -> impl
+        ::std::future::Future < Output = Result < $project, $crate::Refusal >> + Send {
+        $open (& self. $state, context) } $($crate::tool_handlers!(@ served $served,
+        $state);)* $($crate::tool_handlers!(@ unserved $unserved);)* }
     };
 }
 /// The tool table, the handler trait and typed dispatch.
@@ -18921,6 +18928,882 @@ pub mod tools {
             unread: &[],
         };
     }
+    /// Each project-scoped tool's own arguments. The seam splits a decoded input into the
+    /// shared context (which it consumes) and these, which the tool's check and handler
+    /// receive and destructure, so a key added to a schema reaches exactly one place.
+    pub mod args {
+        use super::mcp::*;
+        /// `knowledge.checkFreshness`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeCheckFreshnessArgs {
+            ///Also check anchored files against Git history.
+            pub anchors: bool,
+            ///Moment to judge windows at (RFC 3339; default now).
+            pub as_of: ::std::option::Option<KnowledgeCheckFreshnessInputAsOf>,
+            ///Previous nextCursor.
+            pub cursor: ::std::option::Option<KnowledgeCheckFreshnessInputCursor>,
+            ///Check draft/proposed items too.
+            pub include_unapproved: bool,
+            ///Findings per page.
+            pub limit: ::std::num::NonZeroU64,
+        }
+        impl KnowledgeCheckFreshnessInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeCheckFreshnessArgs) {
+                let KnowledgeCheckFreshnessInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    anchors,
+                    as_of,
+                    cursor,
+                    include_unapproved,
+                    limit,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeCheckFreshnessArgs {
+                        anchors,
+                        as_of,
+                        cursor,
+                        include_unapproved,
+                        limit,
+                    },
+                )
+            }
+        }
+        /// `knowledge.get`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeGetArgs {
+            ///Allow draft/proposed.
+            pub include_unapproved: bool,
+            ///Id or alias.
+            pub item_id: KnowledgeGetInputItemId,
+        }
+        impl KnowledgeGetInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeGetArgs) {
+                let KnowledgeGetInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    include_unapproved,
+                    item_id,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeGetArgs {
+                        include_unapproved,
+                        item_id,
+                    },
+                )
+            }
+        }
+        /// `knowledge.getContext`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeGetContextArgs {
+            ///Allow draft/proposed items.
+            pub include_unapproved: bool,
+            ///Token budget for the whole answer.
+            pub max_tokens: i64,
+            ///Repository-relative files being worked on.
+            pub paths: ::std::vec::Vec<KnowledgeGetContextInputPathsItem>,
+            ///The task, in words.
+            pub task: KnowledgeGetContextInputTask,
+        }
+        impl KnowledgeGetContextInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeGetContextArgs) {
+                let KnowledgeGetContextInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    include_unapproved,
+                    max_tokens,
+                    paths,
+                    task,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeGetContextArgs {
+                        include_unapproved,
+                        max_tokens,
+                        paths,
+                        task,
+                    },
+                )
+            }
+        }
+        /// `knowledge.listChanges`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeListChangesArgs {
+            ///Previous nextCursor.
+            pub cursor: ::std::option::Option<KnowledgeListChangesInputCursor>,
+            ///Count draft/proposed items as served.
+            pub include_unapproved: bool,
+            ///Changes per page.
+            pub limit: ::std::num::NonZeroU64,
+            ///The older stateHash.
+            pub since: StateHash,
+        }
+        impl KnowledgeListChangesInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeListChangesArgs) {
+                let KnowledgeListChangesInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    cursor,
+                    include_unapproved,
+                    limit,
+                    since,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeListChangesArgs {
+                        cursor,
+                        include_unapproved,
+                        limit,
+                        since,
+                    },
+                )
+            }
+        }
+        /// `knowledge.search`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeSearchArgs {
+            ///Validity filter time; RFC 3339 with offset.
+            pub as_of: ::std::option::Option<KnowledgeSearchInputAsOf>,
+            ///Also return draft/proposed items.
+            pub include_unapproved: bool,
+            ///Max results; clamped to 1-50.
+            pub limit: i64,
+            ///Token budget; clamped to 1-32000.
+            pub max_tokens: i64,
+            ///Search text.
+            pub query: KnowledgeSearchInputQuery,
+            ///Fuse vector retrieval too.
+            pub use_dense: bool,
+        }
+        impl KnowledgeSearchInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeSearchArgs) {
+                let KnowledgeSearchInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    as_of,
+                    include_unapproved,
+                    limit,
+                    max_tokens,
+                    query,
+                    use_dense,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeSearchArgs {
+                        as_of,
+                        include_unapproved,
+                        limit,
+                        max_tokens,
+                        query,
+                        use_dense,
+                    },
+                )
+            }
+        }
+        /// `knowledge.status`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeStatusArgs {}
+        impl KnowledgeStatusInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeStatusArgs) {
+                let KnowledgeStatusInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeStatusArgs {},
+                )
+            }
+        }
+        /// `knowledge.trace`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeTraceArgs {
+            ///Hops from the start.
+            pub depth: ::std::num::NonZeroU64,
+            ///Edges from, to, or both ways.
+            pub direction: KnowledgeTraceInputDirection,
+            ///Allow draft/proposed items.
+            pub include_unapproved: bool,
+            ///Start item: id or alias.
+            pub item_id: KnowledgeTraceInputItemId,
+            ///Most items, start included.
+            pub limit: ::std::num::NonZeroU64,
+            ///Only these edge types; all when absent.
+            pub relation_types: ::std::option::Option<
+                ::std::vec::Vec<crate::migration::RelationType>,
+            >,
+        }
+        impl KnowledgeTraceInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeTraceArgs) {
+                let KnowledgeTraceInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    depth,
+                    direction,
+                    include_unapproved,
+                    item_id,
+                    limit,
+                    relation_types,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeTraceArgs {
+                        depth,
+                        direction,
+                        include_unapproved,
+                        item_id,
+                        limit,
+                        relation_types,
+                    },
+                )
+            }
+        }
+        /// `project.status`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ProjectStatusArgs {}
+        impl ProjectStatusInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ProjectStatusArgs) {
+                let ProjectStatusInput { agent_id, project_id, snapshot_id, task_id } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ProjectStatusArgs {},
+                )
+            }
+        }
+        /// `review.findSimilar`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ReviewFindSimilarArgs {
+            ///File or directory it concerns.
+            pub file_path: ::std::option::Option<ReviewFindSimilarInputFilePath>,
+            ///Results.
+            pub limit: ::std::num::NonZeroU64,
+            ///What you are about to do or saw.
+            pub situation: ReviewFindSimilarInputSituation,
+        }
+        impl ReviewFindSimilarInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ReviewFindSimilarArgs) {
+                let ReviewFindSimilarInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    file_path,
+                    limit,
+                    situation,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ReviewFindSimilarArgs {
+                        file_path,
+                        limit,
+                        situation,
+                    },
+                )
+            }
+        }
+        /// `review.findings`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ReviewFindingsArgs {
+            ///Full lower-case sha.
+            pub commit_sha: ::std::option::Option<ReviewFindingsInputCommitSha>,
+            ///Reserved; omit.
+            pub family: ::std::option::Option<ReviewFindingsInputFamily>,
+            ///Refused outside 1-100.
+            pub limit: i64,
+            ///Reserved; omit.
+            pub pull_request: ::std::option::Option<i64>,
+            ///Case-insensitive substring.
+            pub q: ::std::option::Option<ReviewFindingsInputQ>,
+            ///code-review|security|adversarial
+            pub reviewer: ::std::option::Option<ReviewFindingsInputReviewer>,
+            ///CRITICAL|HIGH|MEDIUM|LOW
+            pub severity: ::std::option::Option<ReviewFindingsInputSeverity>,
+            ///Reserved; omit.
+            pub specialist: ::std::option::Option<ReviewFindingsInputSpecialist>,
+        }
+        impl ReviewFindingsInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ReviewFindingsArgs) {
+                let ReviewFindingsInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    commit_sha,
+                    family,
+                    limit,
+                    pull_request,
+                    q,
+                    reviewer,
+                    severity,
+                    specialist,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ReviewFindingsArgs {
+                        commit_sha,
+                        family,
+                        limit,
+                        pull_request,
+                        q,
+                        reviewer,
+                        severity,
+                        specialist,
+                    },
+                )
+            }
+        }
+        /// `review.getDecisions`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ReviewGetDecisionsArgs {
+            ///Previous nextCursor.
+            pub cursor: ::std::option::Option<ReviewGetDecisionsInputCursor>,
+            ///Only this kind.
+            pub kind: ::std::option::Option<DecisionKind>,
+            ///Page size.
+            pub limit: ::std::num::NonZeroU64,
+            ///File path prefix.
+            pub path_prefix: ::std::option::Option<ReviewGetDecisionsInputPathPrefix>,
+            ///PR number.
+            pub pull_request: ::std::option::Option<::std::num::NonZeroU64>,
+            ///owner/name, exact.
+            pub repository: ::std::option::Option<ReviewGetDecisionsInputRepository>,
+        }
+        impl ReviewGetDecisionsInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ReviewGetDecisionsArgs) {
+                let ReviewGetDecisionsInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    cursor,
+                    kind,
+                    limit,
+                    path_prefix,
+                    pull_request,
+                    repository,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ReviewGetDecisionsArgs {
+                        cursor,
+                        kind,
+                        limit,
+                        path_prefix,
+                        pull_request,
+                        repository,
+                    },
+                )
+            }
+        }
+        /// `review.getThread`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ReviewGetThreadArgs {
+            ///Thread recordKey.
+            pub record_key: ReviewGetThreadInputRecordKey,
+            ///owner/name, exact.
+            pub repository: ReviewGetThreadInputRepository,
+        }
+        impl ReviewGetThreadInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ReviewGetThreadArgs) {
+                let ReviewGetThreadInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    record_key,
+                    repository,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ReviewGetThreadArgs {
+                        record_key,
+                        repository,
+                    },
+                )
+            }
+        }
+        /// `review.listUnresolved`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ReviewListUnresolvedArgs {
+            ///Participant external id.
+            pub author: ::std::option::Option<ReviewListUnresolvedInputAuthor>,
+            ///Previous nextCursor.
+            pub cursor: ::std::option::Option<ReviewListUnresolvedInputCursor>,
+            ///Page size.
+            pub limit: ::std::num::NonZeroU64,
+            ///Opened <= N days ago.
+            pub max_age_days: ::std::option::Option<i64>,
+            ///Opened >= N days ago.
+            pub min_age_days: ::std::option::Option<i64>,
+            ///File path prefix.
+            pub path_prefix: ::std::option::Option<ReviewListUnresolvedInputPathPrefix>,
+            ///PR number.
+            pub pull_request: ::std::option::Option<::std::num::NonZeroU64>,
+            ///owner/name, exact.
+            pub repository: ::std::option::Option<ReviewListUnresolvedInputRepository>,
+        }
+        impl ReviewListUnresolvedInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ReviewListUnresolvedArgs) {
+                let ReviewListUnresolvedInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    author,
+                    cursor,
+                    limit,
+                    max_age_days,
+                    min_age_days,
+                    path_prefix,
+                    pull_request,
+                    repository,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ReviewListUnresolvedArgs {
+                        author,
+                        cursor,
+                        limit,
+                        max_age_days,
+                        min_age_days,
+                        path_prefix,
+                        pull_request,
+                        repository,
+                    },
+                )
+            }
+        }
+        /// `review.search`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ReviewSearchArgs {
+            ///Exact authorExternalId.
+            pub author: ::std::option::Option<ReviewSearchInputAuthor>,
+            ///Exact thread file path.
+            pub file_path: ::std::option::Option<ReviewSearchInputFilePath>,
+            ///Refused outside 1-50.
+            pub limit: i64,
+            ///PR number.
+            pub pull_request: ::std::option::Option<i64>,
+            ///Case-insensitive substring.
+            pub q: ::std::option::Option<ReviewSearchInputQ>,
+            ///owner/name, exact.
+            pub repository: ::std::option::Option<ReviewSearchInputRepository>,
+            ///open|resolved|outdated|dismissed; threads only.
+            pub thread_state: ::std::option::Option<ReviewSearchInputThreadState>,
+        }
+        impl ReviewSearchInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ReviewSearchArgs) {
+                let ReviewSearchInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    author,
+                    file_path,
+                    limit,
+                    pull_request,
+                    q,
+                    repository,
+                    thread_state,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ReviewSearchArgs {
+                        author,
+                        file_path,
+                        limit,
+                        pull_request,
+                        q,
+                        repository,
+                        thread_state,
+                    },
+                )
+            }
+        }
+        /// `system.indexStatus`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct SystemIndexStatusArgs {}
+        impl SystemIndexStatusInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, SystemIndexStatusArgs) {
+                let SystemIndexStatusInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    SystemIndexStatusArgs {},
+                )
+            }
+        }
+        /// `knowledge.generateMigrationDraft`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeGenerateMigrationDraftArgs {
+            ///Migration: author, description, structural operations.
+            pub document: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            pub evidence: DraftEvidence,
+            ///Use git-ignored proposals-local/.
+            pub local: bool,
+        }
+        impl KnowledgeGenerateMigrationDraftInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeGenerateMigrationDraftArgs) {
+                let KnowledgeGenerateMigrationDraftInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    document,
+                    evidence,
+                    local,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeGenerateMigrationDraftArgs {
+                        document,
+                        evidence,
+                        local,
+                    },
+                )
+            }
+        }
+        /// `knowledge.proposeChange`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeProposeChangeArgs {
+            ///Human author (not agent).
+            pub author: ::std::string::String,
+            ///Full text, not a path.
+            pub body: KnowledgeProposeChangeInputBody,
+            ///Media type of body.
+            pub content_type: KnowledgeProposeChangeInputContentType,
+            ///Reason for the change.
+            pub description: ::std::string::String,
+            pub evidence: DraftEvidence,
+            ///The item's current revision id, when revising.
+            pub expected_revision: ::std::option::Option<::std::string::String>,
+            ///Dotted kebab id.
+            pub item_id: KnowledgeProposeChangeInputItemId,
+            ///architecture|decision|domain|operations|security|testing|api|incident|convention|rejected-approach|known-exception
+            pub kind: ::std::string::String,
+            ///authored-in-theurian = no outside source.
+            pub labels: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            ///Use git-ignored proposals-local/.
+            pub local: bool,
+            ///Default: kept or id prefix.
+            pub namespace: ::std::option::Option<::std::string::String>,
+            ///Owning team.
+            pub owner: ::std::string::String,
+            ///Path globs, e.g. src/**.
+            pub scope_paths: ::std::vec::Vec<::std::string::String>,
+            ///public|internal|confidential|restricted
+            pub sensitivity: ::std::option::Option<::std::string::String>,
+            ///Needed unless labels has authored-in-theurian.
+            pub source_anchors: ::std::vec::Vec<DraftSourceAnchor>,
+            ///Revision title.
+            pub title: ::std::string::String,
+            ///unverified|inferred|reviewed|authoritative
+            pub trust_level: ::std::option::Option<::std::string::String>,
+        }
+        impl KnowledgeProposeChangeInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeProposeChangeArgs) {
+                let KnowledgeProposeChangeInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    author,
+                    body,
+                    content_type,
+                    description,
+                    evidence,
+                    expected_revision,
+                    item_id,
+                    kind,
+                    labels,
+                    local,
+                    namespace,
+                    owner,
+                    scope_paths,
+                    sensitivity,
+                    source_anchors,
+                    title,
+                    trust_level,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeProposeChangeArgs {
+                        author,
+                        body,
+                        content_type,
+                        description,
+                        evidence,
+                        expected_revision,
+                        item_id,
+                        kind,
+                        labels,
+                        local,
+                        namespace,
+                        owner,
+                        scope_paths,
+                        sensitivity,
+                        source_anchors,
+                        title,
+                        trust_level,
+                    },
+                )
+            }
+        }
+        /// `knowledge.submitFeedback`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct KnowledgeSubmitFeedbackArgs {
+            ///The item reported on: id or alias.
+            pub item_id: KnowledgeSubmitFeedbackInputItemId,
+            ///Why, in a sentence.
+            pub note: ::std::option::Option<KnowledgeSubmitFeedbackInputNote>,
+            ///The query the item was found by.
+            pub query: ::std::option::Option<KnowledgeSubmitFeedbackInputQuery>,
+            pub signal: FeedbackSignal,
+        }
+        impl KnowledgeSubmitFeedbackInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, KnowledgeSubmitFeedbackArgs) {
+                let KnowledgeSubmitFeedbackInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    item_id,
+                    note,
+                    query,
+                    signal,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    KnowledgeSubmitFeedbackArgs {
+                        item_id,
+                        note,
+                        query,
+                        signal,
+                    },
+                )
+            }
+        }
+        /// `review.generateKnowledgeCandidate`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ReviewGenerateKnowledgeCandidateArgs {
+            ///Human author (not agent).
+            pub author: ::std::string::String,
+            ///Your Markdown generalization.
+            pub body: ReviewGenerateKnowledgeCandidateInputBody,
+            ///Hint only; not recorded.
+            pub category: crate::evidence::CommentCategory,
+            ///Why it is worth keeping.
+            pub description: ::std::string::String,
+            pub evidence: DraftEvidence,
+            ///The item's current revision id, when revising.
+            pub expected_revision: ::std::option::Option<::std::string::String>,
+            ///Full sha touching the thread's file.
+            pub fix_commit: ReviewGenerateKnowledgeCandidateInputFixCommit,
+            ///Dotted kebab id.
+            pub item_id: ReviewGenerateKnowledgeCandidateInputItemId,
+            ///architecture|decision|domain|operations|security|testing|api|incident|convention|rejected-approach|known-exception
+            pub kind: ::std::string::String,
+            ///Grouping labels.
+            pub labels: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            ///Default: kept or id prefix.
+            pub namespace: ::std::option::Option<::std::string::String>,
+            ///Owning team.
+            pub owner: ::std::string::String,
+            ///From a review.search thread record.
+            pub record_key: ::std::string::String,
+            ///owner/name as in review.search.
+            pub repository: ::std::string::String,
+            ///Path globs, e.g. src/**.
+            pub scope_paths: ::std::vec::Vec<::std::string::String>,
+            ///Normally the review thread.
+            pub source_anchors: ::std::vec::Vec<DraftSourceAnchor>,
+            ///Knowledge title.
+            pub title: ::std::string::String,
+        }
+        impl ReviewGenerateKnowledgeCandidateInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ReviewGenerateKnowledgeCandidateArgs) {
+                let ReviewGenerateKnowledgeCandidateInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    author,
+                    body,
+                    category,
+                    description,
+                    evidence,
+                    expected_revision,
+                    fix_commit,
+                    item_id,
+                    kind,
+                    labels,
+                    namespace,
+                    owner,
+                    record_key,
+                    repository,
+                    scope_paths,
+                    source_anchors,
+                    title,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ReviewGenerateKnowledgeCandidateArgs {
+                        author,
+                        body,
+                        category,
+                        description,
+                        evidence,
+                        expected_revision,
+                        fix_commit,
+                        item_id,
+                        kind,
+                        labels,
+                        namespace,
+                        owner,
+                        record_key,
+                        repository,
+                        scope_paths,
+                        source_anchors,
+                        title,
+                    },
+                )
+            }
+        }
+    }
     /// The daemon's side of the contract. Every tool has a required registration constant
     /// and a required handler method, so a new schema pair does not compile until the
     /// server both decides about it and answers it. A project-scoped tool's handler is
@@ -18929,11 +19812,12 @@ pub mod tools {
     pub trait ToolHandlers: Send + Sync + 'static {
         /// A project opened at the state a call pins, as the handlers read it.
         type Project: Send;
-        /// Opens `project_id` at `snapshot_id` (its current state when `None`), or refuses.
+        /// Opens the project a call's shared context names, at the state it pins (its current
+        /// state when it pins none), or refuses. The project keeps what else of the context
+        /// its handlers need.
         fn open_project(
             &self,
-            project_id: &mcp::ProjectId,
-            snapshot_id: Option<&mcp::SnapshotId>,
+            context: mcp::ToolContext,
         ) -> impl Future<Output = Result<Self::Project, Refusal>> + Send;
         /// Whether this build serves `knowledge.checkFreshness`: `None` keeps it out of `tools/list` and refuses calls to it.
         const KNOWLEDGE_CHECK_FRESHNESS: Option<KeyUsage>;
@@ -18979,77 +19863,75 @@ pub mod tools {
         const REVIEW_GENERATE_KNOWLEDGE_CANDIDATE: Option<KeyUsage>;
         /// Refusals of `knowledge.checkFreshness` that need no project, before it is opened.
         fn check_knowledge_check_freshness(
-            input: &mcp::KnowledgeCheckFreshnessInput,
+            args: &args::KnowledgeCheckFreshnessArgs,
         ) -> Result<(), Refusal>;
         /// Answers `knowledge.checkFreshness` with arguments that already passed the validation seat.
         fn knowledge_check_freshness(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeCheckFreshnessInput,
+            args: args::KnowledgeCheckFreshnessArgs,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeCheckFreshnessResponse, Refusal>,
         > + Send;
         /// Refusals of `knowledge.get` that need no project, before it is opened.
-        fn check_knowledge_get(input: &mcp::KnowledgeGetInput) -> Result<(), Refusal>;
+        fn check_knowledge_get(args: &args::KnowledgeGetArgs) -> Result<(), Refusal>;
         /// Answers `knowledge.get` with arguments that already passed the validation seat.
         fn knowledge_get(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeGetInput,
+            args: args::KnowledgeGetArgs,
         ) -> impl Future<Output = Result<mcp::KnowledgeGetResponse, Refusal>> + Send;
         /// Refusals of `knowledge.getContext` that need no project, before it is opened.
         fn check_knowledge_get_context(
-            input: &mcp::KnowledgeGetContextInput,
+            args: &args::KnowledgeGetContextArgs,
         ) -> Result<(), Refusal>;
         /// Answers `knowledge.getContext` with arguments that already passed the validation seat.
         fn knowledge_get_context(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeGetContextInput,
+            args: args::KnowledgeGetContextArgs,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeGetContextResponse, Refusal>,
         > + Send;
         /// Refusals of `knowledge.listChanges` that need no project, before it is opened.
         fn check_knowledge_list_changes(
-            input: &mcp::KnowledgeListChangesInput,
+            args: &args::KnowledgeListChangesArgs,
         ) -> Result<(), Refusal>;
         /// Answers `knowledge.listChanges` with arguments that already passed the validation seat.
         fn knowledge_list_changes(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeListChangesInput,
+            args: args::KnowledgeListChangesArgs,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeListChangesResponse, Refusal>,
         > + Send;
         /// Refusals of `knowledge.search` that need no project, before it is opened.
         fn check_knowledge_search(
-            input: &mcp::KnowledgeSearchInput,
+            args: &args::KnowledgeSearchArgs,
         ) -> Result<(), Refusal>;
         /// Answers `knowledge.search` with arguments that already passed the validation seat.
         fn knowledge_search(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeSearchInput,
+            args: args::KnowledgeSearchArgs,
         ) -> impl Future<Output = Result<mcp::KnowledgeSearchResponse, Refusal>> + Send;
         /// Refusals of `knowledge.status` that need no project, before it is opened.
         fn check_knowledge_status(
-            input: &mcp::KnowledgeStatusInput,
+            args: &args::KnowledgeStatusArgs,
         ) -> Result<(), Refusal>;
         /// Answers `knowledge.status` with arguments that already passed the validation seat.
         fn knowledge_status(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeStatusInput,
+            args: args::KnowledgeStatusArgs,
         ) -> impl Future<Output = Result<mcp::KnowledgeStatusResponse, Refusal>> + Send;
         /// Refusals of `knowledge.trace` that need no project, before it is opened.
-        fn check_knowledge_trace(
-            input: &mcp::KnowledgeTraceInput,
-        ) -> Result<(), Refusal>;
+        fn check_knowledge_trace(args: &args::KnowledgeTraceArgs) -> Result<(), Refusal>;
         /// Answers `knowledge.trace` with arguments that already passed the validation seat.
         fn knowledge_trace(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeTraceInput,
+            args: args::KnowledgeTraceArgs,
         ) -> impl Future<Output = Result<mcp::KnowledgeTraceResponse, Refusal>> + Send;
         /// Answers `project.list` with arguments that already passed the validation seat.
         fn project_list(
@@ -19057,76 +19939,74 @@ pub mod tools {
             input: mcp::ProjectListInput,
         ) -> impl Future<Output = Result<mcp::ProjectListResponse, Refusal>> + Send;
         /// Refusals of `project.status` that need no project, before it is opened.
-        fn check_project_status(input: &mcp::ProjectStatusInput) -> Result<(), Refusal>;
+        fn check_project_status(args: &args::ProjectStatusArgs) -> Result<(), Refusal>;
         /// Answers `project.status` with arguments that already passed the validation seat.
         fn project_status(
             &self,
             project: Self::Project,
-            input: mcp::ProjectStatusInput,
+            args: args::ProjectStatusArgs,
         ) -> impl Future<Output = Result<mcp::ProjectStatusResponse, Refusal>> + Send;
         /// Refusals of `review.findSimilar` that need no project, before it is opened.
         fn check_review_find_similar(
-            input: &mcp::ReviewFindSimilarInput,
+            args: &args::ReviewFindSimilarArgs,
         ) -> Result<(), Refusal>;
         /// Answers `review.findSimilar` with arguments that already passed the validation seat.
         fn review_find_similar(
             &self,
             project: Self::Project,
-            input: mcp::ReviewFindSimilarInput,
+            args: args::ReviewFindSimilarArgs,
         ) -> impl Future<
             Output = Result<mcp::ReviewFindSimilarResponse, Refusal>,
         > + Send;
         /// Refusals of `review.findings` that need no project, before it is opened.
-        fn check_review_findings(
-            input: &mcp::ReviewFindingsInput,
-        ) -> Result<(), Refusal>;
+        fn check_review_findings(args: &args::ReviewFindingsArgs) -> Result<(), Refusal>;
         /// Answers `review.findings` with arguments that already passed the validation seat.
         fn review_findings(
             &self,
             project: Self::Project,
-            input: mcp::ReviewFindingsInput,
+            args: args::ReviewFindingsArgs,
         ) -> impl Future<Output = Result<mcp::ReviewFindingsResponse, Refusal>> + Send;
         /// Refusals of `review.getDecisions` that need no project, before it is opened.
         fn check_review_get_decisions(
-            input: &mcp::ReviewGetDecisionsInput,
+            args: &args::ReviewGetDecisionsArgs,
         ) -> Result<(), Refusal>;
         /// Answers `review.getDecisions` with arguments that already passed the validation seat.
         fn review_get_decisions(
             &self,
             project: Self::Project,
-            input: mcp::ReviewGetDecisionsInput,
+            args: args::ReviewGetDecisionsArgs,
         ) -> impl Future<
             Output = Result<mcp::ReviewGetDecisionsResponse, Refusal>,
         > + Send;
         /// Refusals of `review.getThread` that need no project, before it is opened.
         fn check_review_get_thread(
-            input: &mcp::ReviewGetThreadInput,
+            args: &args::ReviewGetThreadArgs,
         ) -> Result<(), Refusal>;
         /// Answers `review.getThread` with arguments that already passed the validation seat.
         fn review_get_thread(
             &self,
             project: Self::Project,
-            input: mcp::ReviewGetThreadInput,
+            args: args::ReviewGetThreadArgs,
         ) -> impl Future<Output = Result<mcp::ReviewGetThreadResponse, Refusal>> + Send;
         /// Refusals of `review.listUnresolved` that need no project, before it is opened.
         fn check_review_list_unresolved(
-            input: &mcp::ReviewListUnresolvedInput,
+            args: &args::ReviewListUnresolvedArgs,
         ) -> Result<(), Refusal>;
         /// Answers `review.listUnresolved` with arguments that already passed the validation seat.
         fn review_list_unresolved(
             &self,
             project: Self::Project,
-            input: mcp::ReviewListUnresolvedInput,
+            args: args::ReviewListUnresolvedArgs,
         ) -> impl Future<
             Output = Result<mcp::ReviewListUnresolvedResponse, Refusal>,
         > + Send;
         /// Refusals of `review.search` that need no project, before it is opened.
-        fn check_review_search(input: &mcp::ReviewSearchInput) -> Result<(), Refusal>;
+        fn check_review_search(args: &args::ReviewSearchArgs) -> Result<(), Refusal>;
         /// Answers `review.search` with arguments that already passed the validation seat.
         fn review_search(
             &self,
             project: Self::Project,
-            input: mcp::ReviewSearchInput,
+            args: args::ReviewSearchArgs,
         ) -> impl Future<Output = Result<mcp::ReviewSearchResponse, Refusal>> + Send;
         /// Answers `system.capabilities` with arguments that already passed the validation seat.
         fn system_capabilities(
@@ -19137,61 +20017,61 @@ pub mod tools {
         > + Send;
         /// Refusals of `system.indexStatus` that need no project, before it is opened.
         fn check_system_index_status(
-            input: &mcp::SystemIndexStatusInput,
+            args: &args::SystemIndexStatusArgs,
         ) -> Result<(), Refusal>;
         /// Answers `system.indexStatus` with arguments that already passed the validation seat.
         fn system_index_status(
             &self,
             project: Self::Project,
-            input: mcp::SystemIndexStatusInput,
+            args: args::SystemIndexStatusArgs,
         ) -> impl Future<
             Output = Result<mcp::SystemIndexStatusResponse, Refusal>,
         > + Send;
         /// Refusals of `knowledge.generateMigrationDraft` that need no project, before it is opened.
         fn check_knowledge_generate_migration_draft(
-            input: &mcp::KnowledgeGenerateMigrationDraftInput,
+            args: &args::KnowledgeGenerateMigrationDraftArgs,
         ) -> Result<(), Refusal>;
         /// Answers `knowledge.generateMigrationDraft` with arguments that already passed the validation seat.
         fn knowledge_generate_migration_draft(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeGenerateMigrationDraftInput,
+            args: args::KnowledgeGenerateMigrationDraftArgs,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeGenerateMigrationDraftResponse, Refusal>,
         > + Send;
         /// Refusals of `knowledge.proposeChange` that need no project, before it is opened.
         fn check_knowledge_propose_change(
-            input: &mcp::KnowledgeProposeChangeInput,
+            args: &args::KnowledgeProposeChangeArgs,
         ) -> Result<(), Refusal>;
         /// Answers `knowledge.proposeChange` with arguments that already passed the validation seat.
         fn knowledge_propose_change(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeProposeChangeInput,
+            args: args::KnowledgeProposeChangeArgs,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeProposeChangeResponse, Refusal>,
         > + Send;
         /// Refusals of `knowledge.submitFeedback` that need no project, before it is opened.
         fn check_knowledge_submit_feedback(
-            input: &mcp::KnowledgeSubmitFeedbackInput,
+            args: &args::KnowledgeSubmitFeedbackArgs,
         ) -> Result<(), Refusal>;
         /// Answers `knowledge.submitFeedback` with arguments that already passed the validation seat.
         fn knowledge_submit_feedback(
             &self,
             project: Self::Project,
-            input: mcp::KnowledgeSubmitFeedbackInput,
+            args: args::KnowledgeSubmitFeedbackArgs,
         ) -> impl Future<
             Output = Result<mcp::KnowledgeSubmitFeedbackResponse, Refusal>,
         > + Send;
         /// Refusals of `review.generateKnowledgeCandidate` that need no project, before it is opened.
         fn check_review_generate_knowledge_candidate(
-            input: &mcp::ReviewGenerateKnowledgeCandidateInput,
+            args: &args::ReviewGenerateKnowledgeCandidateArgs,
         ) -> Result<(), Refusal>;
         /// Answers `review.generateKnowledgeCandidate` with arguments that already passed the validation seat.
         fn review_generate_knowledge_candidate(
             &self,
             project: Self::Project,
-            input: mcp::ReviewGenerateKnowledgeCandidateInput,
+            args: args::ReviewGenerateKnowledgeCandidateArgs,
         ) -> impl Future<
             Output = Result<mcp::ReviewGenerateKnowledgeCandidateResponse, Refusal>,
         > + Send;
@@ -19363,11 +20243,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_check_freshness(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_check_freshness(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_check_freshness(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_check_freshness(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19375,11 +20254,10 @@ pub mod tools {
                 let input: mcp::KnowledgeGetInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_get(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_get(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_get(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_get(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19389,11 +20267,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_get_context(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_get_context(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_get_context(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_get_context(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19403,11 +20280,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_list_changes(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_list_changes(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_list_changes(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_list_changes(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19415,11 +20291,10 @@ pub mod tools {
                 let input: mcp::KnowledgeSearchInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_search(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_search(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_search(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_search(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19427,11 +20302,10 @@ pub mod tools {
                 let input: mcp::KnowledgeStatusInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_status(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_status(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_status(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_status(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19439,11 +20313,10 @@ pub mod tools {
                 let input: mcp::KnowledgeTraceInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_trace(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_trace(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_trace(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_trace(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19457,11 +20330,10 @@ pub mod tools {
                 let input: mcp::ProjectStatusInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_project_status(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.project_status(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_project_status(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.project_status(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19471,11 +20343,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_review_find_similar(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.review_find_similar(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_review_find_similar(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.review_find_similar(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19483,11 +20354,10 @@ pub mod tools {
                 let input: mcp::ReviewFindingsInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_review_findings(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.review_findings(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_review_findings(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.review_findings(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19497,11 +20367,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_review_get_decisions(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.review_get_decisions(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_review_get_decisions(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.review_get_decisions(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19509,11 +20378,10 @@ pub mod tools {
                 let input: mcp::ReviewGetThreadInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_review_get_thread(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.review_get_thread(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_review_get_thread(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.review_get_thread(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19523,11 +20391,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_review_list_unresolved(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.review_list_unresolved(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_review_list_unresolved(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.review_list_unresolved(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19535,11 +20402,10 @@ pub mod tools {
                 let input: mcp::ReviewSearchInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_review_search(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.review_search(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_review_search(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.review_search(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19557,11 +20423,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_system_index_status(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.system_index_status(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_system_index_status(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.system_index_status(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19571,11 +20436,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_generate_migration_draft(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_generate_migration_draft(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_generate_migration_draft(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_generate_migration_draft(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19585,11 +20449,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_propose_change(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_propose_change(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_propose_change(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_propose_change(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19599,11 +20462,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_knowledge_submit_feedback(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.knowledge_submit_feedback(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_knowledge_submit_feedback(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.knowledge_submit_feedback(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -19613,11 +20475,10 @@ pub mod tools {
                     )
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_review_generate_knowledge_candidate(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.review_generate_knowledge_candidate(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_review_generate_knowledge_candidate(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.review_generate_knowledge_candidate(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }

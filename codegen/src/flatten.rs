@@ -293,7 +293,7 @@ fn enumerate_const_branches(map: &Map<String, Value>) -> Map<String, Value> {
 fn answers(file: &SchemaFile) -> bool {
     let stem = file.stem();
     !(stem.ends_with("-input")
-        || stem == "tool-context"
+        || stem == crate::tools::CONTEXT_STEM
         || file.rel_path.starts_with("migrations/")
         || file.rel_path.starts_with("config/"))
 }

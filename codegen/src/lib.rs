@@ -5,8 +5,11 @@
 //!
 //! * the typed structs and enums for every schema (through typify, one module per schema group);
 //! * the tool table: every tool's wire name, description, intent, schema files and key sets;
-//! * the `ToolHandlers` trait the daemon implements, and the `dispatch` function that turns raw
-//!   arguments into typed input and typed responses back into JSON.
+//! * each tool's key usage (`tools::keys`), the `ToolHandlers` trait the daemon implements, and
+//!   the `dispatch` function that turns raw arguments into typed input, runs the check, opens
+//!   the project and returns the typed response;
+//! * the `tool_handlers!` macro a server registers every handler module through, and
+//!   `with_tools!`, which hands the table to macros in other crates.
 //!
 //! [`typescript`] writes the same contract as TypeScript declarations for integrators.
 //!

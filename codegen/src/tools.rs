@@ -1,5 +1,6 @@
-//! The tool table, the handler trait and the dispatch function, derived from the MCP input and
-//! response schemas.
+//! Everything generated per tool, derived from the MCP input and response schemas: the tool
+//! table, each tool's key usage, the handler trait with its project opener, typed dispatch, and
+//! the `tool_handlers!` and `with_tools!` macros.
 //!
 //! A tool exists in the contract when `schemas/mcp/<tool>-input.schema.json` names it with
 //! `x-theurian-tool`; its response schema is the file with the same stem ending in `-response`.
@@ -79,16 +80,18 @@ fn schema_keys(
     Ok(())
 }
 
+/// The generated struct named `name`, in whichever module typify put it.
+fn find<'a>(items: &'a [syn::Item], name: &str) -> Option<&'a syn::ItemStruct> {
+    items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) if s.ident == name => Some(s),
+        syn::Item::Mod(m) => m.content.as_ref().and_then(|(_, items)| find(items, name)),
+        _ => None,
+    })
+}
+
 /// The serde names of a generated struct's fields, read back from the generated code itself so
 /// the key-set test compares three independent things: schema, type and handler.
 fn struct_fields(file: &syn::File, type_name: &str) -> Vec<String> {
-    fn find<'a>(items: &'a [syn::Item], name: &str) -> Option<&'a syn::ItemStruct> {
-        items.iter().find_map(|item| match item {
-            syn::Item::Struct(s) if s.ident == name => Some(s),
-            syn::Item::Mod(m) => m.content.as_ref().and_then(|(_, items)| find(items, name)),
-            _ => None,
-        })
-    }
     let Some(s) = find(&file.items, type_name) else {
         return Vec::new();
     };
@@ -209,6 +212,8 @@ struct Names {
     /// The pre-open check method of a project-scoped tool.
     check: Ident,
     input: Ident,
+    /// A project-scoped tool's own arguments: its input without the shared context.
+    args: Ident,
     output: Ident,
 }
 
@@ -221,6 +226,7 @@ impl Names {
             constant: ident(&snake.to_uppercase()),
             check: ident(&format!("check_{snake}")),
             input: ident(&pascal(&format!("{}-input", t.base))),
+            args: ident(&pascal(&format!("{}-args", t.base))),
             output: ident(&pascal(&format!("{}-response", t.base))),
         }
     }
@@ -241,6 +247,7 @@ pub(crate) fn tool_module(
     let keys = key_usage(&tools, &names);
     let handler_trait = handler_trait(&tools, &names);
     let dispatch = dispatch(&tools, &names);
+    let args = args_module(&tools, &names, generated)?;
     Ok(quote! {
         #with_tools
         #handlers_macro
@@ -253,8 +260,120 @@ pub(crate) fn tool_module(
 
             #table
             #keys
+            #args
             #handler_trait
             #dispatch
+        }
+    })
+}
+
+/// The stem of the schema every project-scoped tool includes whole: the shared context.
+pub(crate) const CONTEXT_STEM: &str = "tool-context";
+
+/// `args`: per project-scoped tool, the arguments its handler destructures (the input less the
+/// shared context, which the seam consumes: it opens the project and hands on the labels), and
+/// `split` on the input type, which parts the two without copying.
+fn args_module(
+    tools: &[Tool],
+    names: &[Names],
+    generated: &syn::File,
+) -> Result<TokenStream, CodegenError> {
+    if !tools.iter().any(Tool::scoped) {
+        return Ok(TokenStream::new());
+    }
+    let context_name = pascal(CONTEXT_STEM);
+    let context = find(&generated.items, &context_name).ok_or_else(|| CodegenError::Schema {
+        path: format!("mcp/{CONTEXT_STEM}.schema.json"),
+        message: "project-scoped tools need the shared context schema every one of them includes"
+            .into(),
+    })?;
+    let context_fields: Vec<&Ident> = context
+        .fields
+        .iter()
+        .filter_map(|f| f.ident.as_ref())
+        .collect();
+    let context_ty = ident(&context_name);
+    let items = tools
+        .iter()
+        .zip(names)
+        .filter(|(t, _)| t.scoped())
+        .map(|(t, n)| tool_args(t, n, generated, &context_ty, &context_fields))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(quote! {
+        /// Each project-scoped tool's own arguments. The seam splits a decoded input into the
+        /// shared context (which it consumes) and these, which the tool's check and handler
+        /// receive and destructure, so a key added to a schema reaches exactly one place.
+        pub mod args {
+            use super::mcp::*;
+            #(#items)*
+        }
+    })
+}
+
+/// One tool's arguments struct and its input's `split`.
+fn tool_args(
+    t: &Tool,
+    n: &Names,
+    generated: &syn::File,
+    context_ty: &Ident,
+    context_fields: &[&Ident],
+) -> Result<TokenStream, CodegenError> {
+    let (input, args) = (&n.input, &n.args);
+    let refused = |message: String| CodegenError::Schema {
+        path: t.input.clone(),
+        message,
+    };
+    let input_struct = find(&generated.items, &input.to_string())
+        .ok_or_else(|| refused(format!("no generated type {input} for tool {}", t.name)))?;
+    let doc = format!(
+        " `{}`'s own arguments: its input less the shared context.",
+        t.name
+    );
+    let syn::Fields::Named(named) = &input_struct.fields else {
+        // An input of the shared context alone is generated as a newtype over it.
+        return Ok(quote! {
+            #[doc = #doc]
+            #[derive(Debug, Clone, PartialEq)]
+            pub struct #args {}
+            impl #input {
+                /// The shared context, and the tool's (empty) own arguments.
+                pub fn split(self) -> (#context_ty, #args) {
+                    (self.0, #args {})
+                }
+            }
+        });
+    };
+    let fields: Vec<&syn::Field> = named.named.iter().collect();
+    let is_context = |f: &syn::Field| {
+        f.ident
+            .as_ref()
+            .is_some_and(|i| context_fields.contains(&i))
+    };
+    for c in context_fields {
+        if !fields.iter().any(|f| f.ident.as_ref() == Some(*c)) {
+            return Err(refused(format!(
+                "tool {} is project-scoped but its input lacks the shared context's `{c}`: include {CONTEXT_STEM}.schema.json through allOf",
+                t.name
+            )));
+        }
+    }
+    let own: Vec<&syn::Field> = fields.iter().copied().filter(|f| !is_context(f)).collect();
+    let own_names: Vec<&Ident> = own.iter().filter_map(|f| f.ident.as_ref()).collect();
+    let own_decls = own.iter().map(|f| {
+        let docs = f.attrs.iter().filter(|a| a.path().is_ident("doc"));
+        let (name, ty) = (&f.ident, &f.ty);
+        quote! { #(#docs)* pub #name: #ty, }
+    });
+    Ok(quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct #args { #(#own_decls)* }
+        impl #input {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (#context_ty, #args) {
+                let #input { #(#context_fields,)* #(#own_names,)* } = self;
+                (#context_ty { #(#context_fields),* }, #args { #(#own_names),* })
+            }
         }
     })
 }
@@ -415,15 +534,16 @@ fn handler_trait(tools: &[Tool], names: &[Names]) -> TokenStream {
         quote! { #[doc = #doc] const #c: Option<KeyUsage>; }
     });
     let methods = tools.iter().zip(names).map(|(t, n)| {
-        let (method, check, input, output) = (&n.method, &n.check, &n.input, &n.output);
+        let (method, check, input, output, args) =
+            (&n.method, &n.check, &n.input, &n.output, &n.args);
         let doc = format!(" Answers `{}` with arguments that already passed the validation seat.", t.name);
         if t.scoped() {
             let check_doc = format!(" Refusals of `{}` that need no project, before it is opened.", t.name);
             quote! {
                 #[doc = #check_doc]
-                fn #check(input: &mcp::#input) -> Result<(), Refusal>;
+                fn #check(args: &args::#args) -> Result<(), Refusal>;
                 #[doc = #doc]
-                fn #method(&self, project: Self::Project, input: mcp::#input) -> impl Future<Output = Result<mcp::#output, Refusal>> + Send;
+                fn #method(&self, project: Self::Project, args: args::#args) -> impl Future<Output = Result<mcp::#output, Refusal>> + Send;
             }
         } else {
             quote! {
@@ -435,12 +555,15 @@ fn handler_trait(tools: &[Tool], names: &[Names]) -> TokenStream {
     let variants = names.iter().map(|n| &n.variant);
     let constants = names.iter().map(|n| &n.constant);
     // Only a contract with project-scoped tools has the project id and snapshot types to open.
+    let context_ty = ident(&pascal(CONTEXT_STEM));
     let opener = tools.iter().any(Tool::scoped).then(|| {
         quote! {
             /// A project opened at the state a call pins, as the handlers read it.
             type Project: Send;
-            /// Opens `project_id` at `snapshot_id` (its current state when `None`), or refuses.
-            fn open_project(&self, project_id: &mcp::ProjectId, snapshot_id: Option<&mcp::SnapshotId>) -> impl Future<Output = Result<Self::Project, Refusal>> + Send;
+            /// Opens the project a call's shared context names, at the state it pins (its current
+            /// state when it pins none), or refuses. The project keeps what else of the context
+            /// its handlers need.
+            fn open_project(&self, context: mcp::#context_ty) -> impl Future<Output = Result<Self::Project, Refusal>> + Send;
         }
     });
     quote! {
@@ -474,9 +597,10 @@ fn dispatch(tools: &[Tool], names: &[Names]) -> TokenStream {
         let (variant, method, check, input) = (&n.variant, &n.method, &n.check, &n.input);
         let call = if t.scoped() {
             quote! {
-                H::#check(&input)?;
-                let project = handlers.open_project(&input.project_id, input.snapshot_id.as_ref()).await?;
-                handlers.#method(project, input).await?
+                let (context, args) = input.split();
+                H::#check(&args)?;
+                let project = handlers.open_project(context).await?;
+                handlers.#method(project, args).await?
             }
         } else {
             quote! { handlers.#method(input).await? }
@@ -526,25 +650,25 @@ fn dispatch(tools: &[Tool], names: &[Names]) -> TokenStream {
 /// `None`. A tool left out of both lists does not compile.
 fn handlers_macro(tools: &[Tool], names: &[Names]) -> TokenStream {
     let served = tools.iter().zip(names).map(|(t, n)| {
-        let (method, constant, check, input, output) =
-            (&n.method, &n.constant, &n.check, &n.input, &n.output);
+        let (method, constant, check, input, output, args) =
+            (&n.method, &n.constant, &n.check, &n.input, &n.output, &n.args);
         if t.scoped() {
             quote! {
                 (@served #method, $state:ident) => {
                     const #constant: Option<$crate::KeyUsage> = Some($crate::tools::keys::#constant);
-                    fn #check(input: &$crate::mcp::#input) -> Result<(), $crate::Refusal> {
-                        #method::check(input)
+                    fn #check(args: &$crate::tools::args::#args) -> Result<(), $crate::Refusal> {
+                        #method::check(args)
                     }
-                    fn #method(&self, project: Self::Project, input: $crate::mcp::#input) -> impl ::std::future::Future<Output = Result<$crate::mcp::#output, $crate::Refusal>> + Send {
-                        #method::answer(&self.$state, project, input)
+                    fn #method(&self, project: Self::Project, args: $crate::tools::args::#args) -> impl ::std::future::Future<Output = Result<$crate::mcp::#output, $crate::Refusal>> + Send {
+                        #method::answer(&self.$state, project, args)
                     }
                 };
                 (@unserved #method) => {
                     const #constant: Option<$crate::KeyUsage> = None;
-                    fn #check(_: &$crate::mcp::#input) -> Result<(), $crate::Refusal> {
+                    fn #check(_: &$crate::tools::args::#args) -> Result<(), $crate::Refusal> {
                         Ok(())
                     }
-                    fn #method(&self, _: Self::Project, _: $crate::mcp::#input) -> impl ::std::future::Future<Output = Result<$crate::mcp::#output, $crate::Refusal>> + Send {
+                    fn #method(&self, _: Self::Project, _: $crate::tools::args::#args) -> impl ::std::future::Future<Output = Result<$crate::mcp::#output, $crate::Refusal>> + Send {
                         async { Err($crate::Refusal::not_served(stringify!(#method))) }
                     }
                 };
@@ -567,6 +691,7 @@ fn handlers_macro(tools: &[Tool], names: &[Names]) -> TokenStream {
         }
     });
     // The project opener is part of the registration only where some tool is project-scoped.
+    let context_ty = ident(&pascal(CONTEXT_STEM));
     let main = if tools.iter().any(Tool::scoped) {
         quote! {
             (
@@ -577,8 +702,8 @@ fn handlers_macro(tools: &[Tool], names: &[Names]) -> TokenStream {
                 $(mod $served;)*
                 impl $crate::tools::ToolHandlers for $ty {
                     type Project = $project;
-                    fn open_project(&self, project_id: &$crate::mcp::ProjectId, snapshot_id: Option<&$crate::mcp::SnapshotId>) -> impl ::std::future::Future<Output = Result<$project, $crate::Refusal>> + Send {
-                        $open(&self.$state, project_id, snapshot_id)
+                    fn open_project(&self, context: $crate::mcp::#context_ty) -> impl ::std::future::Future<Output = Result<$project, $crate::Refusal>> + Send {
+                        $open(&self.$state, context)
                     }
                     $($crate::tool_handlers!(@served $served, $state);)*
                     $($crate::tool_handlers!(@unserved $unserved);)*
@@ -604,10 +729,11 @@ fn handlers_macro(tools: &[Tool], names: &[Names]) -> TokenStream {
         /// Implements [`tools::ToolHandlers`] for a server type from one handler module per
         /// tool: `$ty { field }` names the type and its field holding the state each handler
         /// takes, `project = P, open = f` the opened project's type and the async function that
-        /// opens one (`f(&state, &ProjectId, Option<&SnapshotId>)`), and `served` / `unserved`
-        /// list every tool by its handler name. Each served module is declared here
-        /// (`mod knowledge_get;`) and provides `answer(&state, [project,] input)` and, when
-        /// project-scoped, `check(&input)`.
+        /// opens one from a call's shared context (`f(&state, context)`), and `served` /
+        /// `unserved` list every tool by its handler name. Each served module is declared here
+        /// (`mod knowledge_get;`) and provides, when project-scoped, `check(&args)` and
+        /// `answer(&state, project, args)` over its `tools::args` struct, otherwise
+        /// `answer(&state, input)`.
         #[macro_export]
         macro_rules! tool_handlers {
             #(#served)*

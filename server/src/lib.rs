@@ -15,6 +15,8 @@
 //!   table that displaces the longest-idle connection, so silent sockets cannot starve clients.
 //! * [`daemon`]: single instance per data directory, the lock file, start/stop, signals.
 //! * [`stdio`]: one MCP session on the process's standard streams, no token, no lock.
+//! * [`guard`]: the token, Host and Origin checks. * [`admission`]: the bound on calls in flight.
+//! * [`state`]: what every handler shares (data directory, pools, caches, serving profile).
 //! * [`memory`]: a malloc arena per core and an idle trim, so resident memory tracks what is held.
 
 pub mod admission;

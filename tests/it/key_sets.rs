@@ -1,8 +1,10 @@
 //! For every registered tool, the keys the schema admits (context included), the fields of the
 //! generated input type, and the generated key usage (every key read, but the agent labels a
 //! read-only tool leaves unread, each with why) agree. The handler's side is held by the
-//! compiler: every handler destructures its input exhaustively, so a key added to a schema
-//! does not compile until the handler binds it or ignores it by name.
+//! compiler: the seam splits a project-scoped input into the shared context, which the opener
+//! destructures exhaustively, and the tool's own arguments, which its handler destructures
+//! exhaustively, so a key added to a schema does not compile until the code that owns it binds
+//! it or ignores it by name.
 
 use std::collections::BTreeSet;
 use theurian_protocol::tools::{registered, ToolHandlers, TOOLS};

@@ -1,6 +1,6 @@
 //! `knowledge.checkFreshness`: an adapter over [`theurian_core::knowledge::freshness`] — served
-//! items outside their validity window, or anchored to files changed in Git since the revision
-//! was written, one page by item id, each with its evidence and what would refresh it.
+//! items outside their validity window, anchored to files changed in Git since the revision
+//! was written, or reported outdated or wrong by callers, one page by item id, each with its evidence and what would refresh it.
 
 use super::knowledge_search::as_of_refusal;
 use super::prelude::*;
@@ -8,17 +8,17 @@ use theurian_core::knowledge::freshness::{self, Ask, Finding, Reason};
 use theurian_core::model::statuses;
 use theurian_core::time::parse;
 use theurian_protocol::mcp::{
-    ContentClassification, FeedbackSignal, FreshnessFinding, KnowledgeCheckFreshnessInput,
-    KnowledgeCheckFreshnessResponse, MayContainInstructions, StaleReason, StaleReasonCommitsItem,
-    StaleReasonKind,
+    ContentClassification, FeedbackSignal, FreshnessFinding, KnowledgeCheckFreshnessResponse,
+    MayContainInstructions, StaleReason, StaleReasonCommitsItem, StaleReasonKind,
 };
+use theurian_protocol::tools::args::KnowledgeCheckFreshnessArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeCheckFreshness;
 
 /// The cursor and `asOf` are checked, in that order, before the project is looked at.
-pub(crate) fn check(input: &KnowledgeCheckFreshnessInput) -> Result<(), Refusal> {
-    super::shape::cursor(input.cursor.as_ref().map(|c| c.as_str()), "finding")?;
-    as_of(input.as_of.as_ref().map(|a| a.as_str())).map(drop)
+pub(crate) fn check(args: &KnowledgeCheckFreshnessArgs) -> Result<(), Refusal> {
+    super::shape::cursor(args.cursor.as_ref().map(|c| c.as_str()), "finding")?;
+    as_of(args.as_of.as_ref().map(|a| a.as_str())).map(drop)
 }
 
 /// The moment checked: `asOf`, or now.
@@ -32,20 +32,16 @@ fn as_of(text: Option<&str>) -> Result<chrono::DateTime<chrono::FixedOffset>, Re
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: KnowledgeCheckFreshnessInput,
+    args: KnowledgeCheckFreshnessArgs,
 ) -> Result<KnowledgeCheckFreshnessResponse, Refusal> {
-    let KnowledgeCheckFreshnessInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
+    let KnowledgeCheckFreshnessArgs {
         as_of: moment,
         anchors,
         include_unapproved,
         cursor,
         limit,
-    } = input;
-    let project = project_id.as_str();
+    } = args;
+    let project = opened.project();
     let after = super::shape::cursor(cursor.as_ref().map(|c| c.as_str()), "finding")?;
     let at = as_of(moment.as_ref().map(|a| a.as_str()))?;
     let visible = state.visible_levels();
@@ -70,7 +66,7 @@ pub(crate) async fn answer(
         None
     };
     Ok(KnowledgeCheckFreshnessResponse {
-        state_hash: opened.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
+        state_hash: opened.state_hash(TOOL)?,
         as_of: at.to_rfc3339(),
         head: report.head,
         checked: report.checked as u64,
@@ -81,7 +77,7 @@ pub(crate) async fn answer(
             .collect::<Result<_, _>>()?,
         next_cursor,
         integrity: opened.integrity(&state.memo).await?,
-        project_id,
+        project_id: opened.project_id.clone(),
     })
 }
 

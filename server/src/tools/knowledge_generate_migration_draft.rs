@@ -6,9 +6,8 @@ use super::knowledge_propose_change::{drafted, evidence};
 use super::prelude::*;
 use theurian_core::proposal::draft::DraftOnly;
 use theurian_core::proposal::NEXT_STEPS;
-use theurian_protocol::mcp::{
-    KnowledgeGenerateMigrationDraftInput, KnowledgeGenerateMigrationDraftResponse, NextSteps,
-};
+use theurian_protocol::mcp::{KnowledgeGenerateMigrationDraftResponse, NextSteps};
+use theurian_protocol::tools::args::KnowledgeGenerateMigrationDraftArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeGenerateMigrationDraft;
 
@@ -17,22 +16,14 @@ pub(crate) use super::no_check as check;
 pub(crate) async fn answer(
     _state: &AppState,
     opened: Opened,
-    input: KnowledgeGenerateMigrationDraftInput,
+    args: KnowledgeGenerateMigrationDraftArgs,
 ) -> Result<KnowledgeGenerateMigrationDraftResponse, Refusal> {
-    let KnowledgeGenerateMigrationDraftInput {
-        project_id: _,
-        snapshot_id: _,
-        agent_id,
-        task_id,
+    let KnowledgeGenerateMigrationDraftArgs {
         document,
         evidence: stated,
         local,
-    } = input;
-    let evidence = evidence(
-        &stated,
-        agent_id.as_ref().map(|a| a.as_str()),
-        task_id.as_ref().map(|t| t.as_str()),
-    )?;
+    } = args;
+    let evidence = evidence(&stated, &opened)?;
     let root = opened.resolved.root.clone();
     let draft = drafted(TOOL, move || {
         DraftOnly::open(&root, None)?.draft_migration(document, &evidence, local)
@@ -40,7 +31,11 @@ pub(crate) async fn answer(
     .await?;
     Ok(KnowledgeGenerateMigrationDraftResponse {
         proposal_id: draft.proposal_id.as_str().try_into().or_internal(TOOL)?,
-        proposal_directory: draft.proposal_directory.as_str().try_into().or_internal(TOOL)?,
+        proposal_directory: draft
+            .proposal_directory
+            .as_str()
+            .try_into()
+            .or_internal(TOOL)?,
         migration_id: draft.migration_id.as_str().try_into().or_internal(TOOL)?,
         migration_file: draft.migration_file.as_str().try_into().or_internal(TOOL)?,
         evidence_file: draft.evidence_file.as_str().try_into().or_internal(TOOL)?,

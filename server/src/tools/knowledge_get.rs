@@ -5,15 +5,14 @@ use super::prelude::*;
 use super::shape::result;
 use theurian_core::model::read::{self, ItemView};
 use theurian_core::model::{statuses, INTEGRITY_REMEDY};
-use theurian_protocol::mcp::{
-    Integrity, KnowledgeGetInput, KnowledgeGetResponse, RefusalMetaCode, Relation,
-};
+use theurian_protocol::mcp::{Integrity, KnowledgeGetResponse, RefusalMetaCode, Relation};
+use theurian_protocol::tools::args::KnowledgeGetArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeGet;
 
 /// An id that is no item id is refused before the project is looked at.
-pub(crate) fn check(input: &KnowledgeGetInput) -> Result<(), Refusal> {
-    if input
+pub(crate) fn check(args: &KnowledgeGetArgs) -> Result<(), Refusal> {
+    if args
         .item_id
         .parse::<theurian_protocol::migration::ItemId>()
         .is_err()
@@ -30,17 +29,13 @@ pub(crate) fn check(input: &KnowledgeGetInput) -> Result<(), Refusal> {
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: KnowledgeGetInput,
+    args: KnowledgeGetArgs,
 ) -> Result<KnowledgeGetResponse, Refusal> {
-    let KnowledgeGetInput {
-        agent_id: _,
+    let KnowledgeGetArgs {
         include_unapproved,
         item_id,
-        project_id,
-        snapshot_id: _,
-        task_id: _,
-    } = input;
-    let project = project_id.as_str();
+    } = args;
+    let project = opened.project();
     let statuses = statuses(include_unapproved);
     let visible = state.visible_levels();
     let found = read::item(&opened.pool, project, item_id.as_str(), statuses, &visible)
@@ -51,7 +46,7 @@ pub(crate) async fn answer(
         return Err(not_found(integrity.as_ref()));
     };
     let now = chrono::Utc::now().fixed_offset();
-    let hit = result(&item, &item.anchors, &now, TOOL.spec().name)?;
+    let hit = result(&item, &item.anchors, &now, TOOL)?;
     let relations = relations(&opened, project, &item, statuses, &visible).await?;
     let structured = item
         .structured

@@ -3,19 +3,20 @@
 //! budget with every entry priced as it is sent.
 
 use super::prelude::*;
+use super::shape::labelled;
 use theurian_core::knowledge::context::{candidates, pack, relative_paths, Ask, Candidate, Why};
 use theurian_core::knowledge::search::Served;
 use theurian_core::model::text::priced_tokens;
 use theurian_protocol::mcp::{
-    ContentClassification, ContextItem, InclusionReason, InclusionReasonKind,
-    KnowledgeGetContextInput, KnowledgeGetContextResponse, MayContainInstructions,
-};
+    ContextItem, InclusionReason, InclusionReasonKind,
+    KnowledgeGetContextResponse, };
+use theurian_protocol::tools::args::KnowledgeGetContextArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeGetContext;
 
 /// A task of only whitespace is refused before the project is looked at.
-pub(crate) fn check(input: &KnowledgeGetContextInput) -> Result<(), Refusal> {
-    if input.task.trim().is_empty() {
+pub(crate) fn check(args: &KnowledgeGetContextArgs) -> Result<(), Refusal> {
+    if args.task.trim().is_empty() {
         return Err(Refusal::argument(
             "task",
             "the text holds only whitespace",
@@ -28,25 +29,21 @@ pub(crate) fn check(input: &KnowledgeGetContextInput) -> Result<(), Refusal> {
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: KnowledgeGetContextInput,
+    args: KnowledgeGetContextArgs,
 ) -> Result<KnowledgeGetContextResponse, Refusal> {
-    let KnowledgeGetContextInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
+    let KnowledgeGetContextArgs {
         task,
         paths,
         max_tokens,
         include_unapproved,
-    } = input;
+    } = args;
     let root = opened.resolved.root.to_string_lossy().into_owned();
     let paths = relative_paths(&root, paths.iter().map(|p| p.as_str()));
     // The seat held it to the schema's range; a value it could not have passed is still safe.
     let max_tokens = u64::try_from(max_tokens).unwrap_or(1).max(1);
     let _permit = state.search_gate.enter().await?;
     let visible = state.visible_levels();
-    let source = opened.source(state, project_id.as_str(), &visible);
+    let source = opened.source(state, opened.project(), &visible);
     let ask = Ask {
         task: &task,
         paths: &paths,
@@ -54,7 +51,7 @@ pub(crate) async fn answer(
     };
     let (found, served) = candidates(&source, &ask).await.map_err(read_refusal)?;
     let response = KnowledgeGetContextResponse {
-        state_hash: opened.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
+        state_hash: opened.state_hash(TOOL)?,
         items: Vec::new(),
         // The largest values these can take, so the envelope is priced at its widest.
         used_tokens: max_tokens,
@@ -67,7 +64,7 @@ pub(crate) async fn answer(
             Served::Unranked(reason) => Some(reason),
         },
         integrity: opened.integrity(&state.memo).await?,
-        project_id,
+        project_id: opened.project_id.clone(),
     };
     packed(response, &found, max_tokens)
 }
@@ -96,22 +93,12 @@ fn packed(
 }
 
 fn item(c: &Candidate, body: &str, cut: bool) -> Result<ContextItem, Refusal> {
-    let v = &c.item;
-    Ok(ContextItem {
-        item_id: v.item_id.as_str().try_into().or_internal(TOOL)?,
-        revision_id: v.revision_id.as_str().try_into().or_internal(TOOL)?,
-        title: theurian_protocol::mcp::Title(v.title.clone()),
-        kind: v.kind.clone(),
-        status: v.status.parse().or_internal(TOOL)?,
-        trust_level: v.trust_level.parse().or_internal(TOOL)?,
-        sensitivity: v.sensitivity.parse().or_internal(TOOL)?,
+    Ok(labelled!(ContextItem from &c.item, TOOL, {
+        kind: c.item.kind.clone(),
         why: c.why.iter().map(reason).collect::<Result<_, _>>()?,
         body: body.to_owned(),
-        cut,
-        content_classification: ContentClassification::UntrustedKnowledge,
-        may_contain_instructions: MayContainInstructions(true),
-        executable: Default::default(),
-    })
+        cut: cut,
+    }))
 }
 
 fn reason(w: &Why) -> Result<InclusionReason, Refusal> {

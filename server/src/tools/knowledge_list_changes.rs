@@ -7,15 +7,16 @@ use super::project::open;
 use theurian_core::knowledge::changes::{changes, Change, Kind, Scope};
 use theurian_core::model::statuses;
 use theurian_protocol::mcp::{
-    ContentClassification, ItemChange, ItemChangeChange, KnowledgeListChangesInput,
-    KnowledgeListChangesResponse, MayContainInstructions, RefusalMetaCode,
+    ContentClassification, ItemChange, ItemChangeChange, KnowledgeListChangesResponse,
+    MayContainInstructions, RefusalMetaCode,
 };
+use theurian_protocol::tools::args::KnowledgeListChangesArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeListChanges;
 
 /// The cursor is checked before either state is opened.
-pub(crate) fn check(input: &KnowledgeListChangesInput) -> Result<(), Refusal> {
-    super::shape::cursor(input.cursor.as_ref().map(|c| c.as_str()), "change").map(drop)
+pub(crate) fn check(args: &KnowledgeListChangesArgs) -> Result<(), Refusal> {
+    super::shape::cursor(args.cursor.as_ref().map(|c| c.as_str()), "change").map(drop)
 }
 
 /// The newer state is the one the seam opened (the pin, or the current state); the older is
@@ -23,21 +24,17 @@ pub(crate) fn check(input: &KnowledgeListChangesInput) -> Result<(), Refusal> {
 pub(crate) async fn answer(
     state: &AppState,
     newer: Opened,
-    input: KnowledgeListChangesInput,
+    args: KnowledgeListChangesArgs,
 ) -> Result<KnowledgeListChangesResponse, Refusal> {
-    let KnowledgeListChangesInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
+    let KnowledgeListChangesArgs {
         since,
         include_unapproved,
         cursor,
         limit,
-    } = input;
-    let project = project_id.as_str();
+    } = args;
+    let project = newer.project();
     let after = super::shape::cursor(cursor.as_ref().map(|c| c.as_str()), "change")?;
-    let older = open(state, project, Some(since.as_str()))
+    let older = open(state, newer.project_id.clone(), Some(since.as_str()))
         .await
         .map_err(|r| match r.meta.code {
             RefusalMetaCode::SnapshotNotFound => Refusal::new(
@@ -70,18 +67,22 @@ pub(crate) async fn answer(
     };
     let changes: Vec<ItemChange> = page.iter().map(item_change).collect::<Result<_, _>>()?;
     Ok(KnowledgeListChangesResponse {
-        state_hash: newer.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
+        state_hash: newer.state_hash(TOOL)?,
         count: changes.len() as i64,
         changes,
         next_cursor,
         integrity: newer.integrity(&state.memo).await?,
-        project_id,
+        project_id: newer.project_id.clone(),
         since,
     })
 }
 
 fn item_change(c: &Change) -> Result<ItemChange, Refusal> {
-    let revision = |r: &Option<String>| r.as_deref().map(|r| r.try_into().or_internal(TOOL)).transpose();
+    let revision = |r: &Option<String>| {
+        r.as_deref()
+            .map(|r| r.try_into().or_internal(TOOL))
+            .transpose()
+    };
     Ok(ItemChange {
         item_id: c.item_id.as_str().try_into().or_internal(TOOL)?,
         change: match c.kind {

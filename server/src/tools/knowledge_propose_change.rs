@@ -6,18 +6,16 @@ use super::prelude::*;
 use theurian_core::proposal::draft::{Anchor, ContentRequest, DraftOnly, Evidence};
 use theurian_core::proposal::DraftError;
 use theurian_protocol::mcp::{
-    DraftEvidence, DraftSourceAnchor, KnowledgeProposeChangeInput, KnowledgeProposeChangeResponse,
-    RefusalMetaCode,
+    DraftEvidence, DraftSourceAnchor, KnowledgeProposeChangeResponse, RefusalMetaCode,
 };
+use theurian_protocol::tools::args::KnowledgeProposeChangeArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeProposeChange;
 
-/// The recorded evidence, refusing a top-level agent or task label that contradicts it.
-pub(crate) fn evidence(
-    ev: &DraftEvidence,
-    agent_id: Option<&str>,
-    task_id: Option<&str>,
-) -> Result<Evidence, Refusal> {
+/// The recorded evidence, refusing a call's agent or task label that contradicts it.
+pub(crate) fn evidence(ev: &DraftEvidence, call: &Opened) -> Result<Evidence, Refusal> {
+    let agent_id = call.agent_id.as_ref().map(|a| a.as_str());
+    let task_id = call.task_id.as_ref().map(|t| t.as_str());
     for (name, top, inner) in [
         ("agentId", agent_id, ev.agent_id.as_str()),
         ("taskId", task_id, ev.task_id.as_str()),
@@ -76,9 +74,9 @@ pub(crate) use super::no_check as check;
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: KnowledgeProposeChangeInput,
+    args: KnowledgeProposeChangeArgs,
 ) -> Result<KnowledgeProposeChangeResponse, Refusal> {
-    let request = content_request(input)?;
+    let request = content_request(args, &opened)?;
     let root = opened.resolved.root.clone();
     let visible: Vec<String> = state
         .visible_levels()
@@ -94,12 +92,11 @@ pub(crate) async fn answer(
 
 /// The drafter's request, after the checks that need no state: a usable item id, the closed
 /// vocabularies, and agent labels that agree with the evidence.
-fn content_request(input: KnowledgeProposeChangeInput) -> Result<ContentRequest, Refusal> {
-    let KnowledgeProposeChangeInput {
-        project_id: _,
-        snapshot_id: _,
-        agent_id,
-        task_id,
+fn content_request(
+    args: KnowledgeProposeChangeArgs,
+    call: &Opened,
+) -> Result<ContentRequest, Refusal> {
+    let KnowledgeProposeChangeArgs {
         item_id,
         title,
         kind,
@@ -117,7 +114,7 @@ fn content_request(input: KnowledgeProposeChangeInput) -> Result<ContentRequest,
         sensitivity,
         expected_revision,
         local,
-    } = input;
+    } = args;
     super::shape::draftable_item_id(item_id.as_str(), "architecture.retry-policy")?;
     theurian_core::proposal::draft::vocabulary(
         &kind,
@@ -125,11 +122,7 @@ fn content_request(input: KnowledgeProposeChangeInput) -> Result<ContentRequest,
         sensitivity.as_deref(),
     )
     .map_err(refusal)?;
-    let evidence = evidence(
-        &stated,
-        agent_id.as_ref().map(|a| a.as_str()),
-        task_id.as_ref().map(|t| t.as_str()),
-    )?;
+    let evidence = evidence(&stated, call)?;
     Ok(ContentRequest {
         item_id: item_id.to_string(),
         title,

@@ -11,10 +11,10 @@ use theurian_core::knowledge::search::{budget_prefix, search, Ask, Found, Served
 use theurian_core::model::text::priced_tokens;
 use theurian_core::time::parse;
 use theurian_protocol::mcp::{
-    Excerpt, KnowledgeSearchInput, KnowledgeSearchResponse, RetrievalMetadata,
-    RetrievalMetadataMode, RetrievalMetadataStaleAgainst, RetrievalResult,
-    RetrievalResultRaptorPathItem,
+    Excerpt, KnowledgeSearchResponse, RetrievalMetadata, RetrievalMetadataMode,
+    RetrievalMetadataStaleAgainst, RetrievalResult, RetrievalResultRaptorPathItem,
 };
+use theurian_protocol::tools::args::KnowledgeSearchArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeSearch;
 /// Results are clamped to this range, never refused for it.
@@ -70,21 +70,17 @@ pub(crate) use super::no_check as check;
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: KnowledgeSearchInput,
+    args: KnowledgeSearchArgs,
 ) -> Result<KnowledgeSearchResponse, Refusal> {
-    let KnowledgeSearchInput {
-        agent_id: _,
+    let KnowledgeSearchArgs {
         as_of,
         include_unapproved,
         limit,
         max_tokens,
-        project_id,
         query,
-        snapshot_id: _,
-        task_id: _,
         use_dense,
-    } = input;
-    let project = project_id.as_str();
+    } = args;
+    let project = opened.project();
     if query.trim().is_empty() {
         return Err(Refusal::invalid_input(
             "At query: the text holds only whitespace. Send the words or phrase to look for.",
@@ -115,7 +111,7 @@ pub(crate) async fn answer(
         .map(|f| shaped(f, &now))
         .collect::<Result<Vec<_>, _>>()?;
     let response = KnowledgeSearchResponse {
-        project_id: project_id.clone(),
+        project_id: opened.project_id.clone(),
         query: query.as_str().try_into().or_internal(TOOL)?,
         count: 0,
         results: Vec::new(),
@@ -195,7 +191,7 @@ fn shaped(
     found: &Found,
     now: &chrono::DateTime<chrono::FixedOffset>,
 ) -> Result<RetrievalResult, Refusal> {
-    let mut hit = result(found.item.view(), &found.anchors, now, TOOL.spec().name)?;
+    let mut hit = result(found.item.view(), &found.anchors, now, TOOL)?;
     if let Some(text) = &found.excerpt {
         hit.excerpt = Excerpt(text.clone());
     }

@@ -5,9 +5,8 @@
 use super::prelude::*;
 use std::num::NonZeroU64;
 use theurian_core::model::read;
-use theurian_protocol::mcp::{
-    KnowledgeStatusInput, KnowledgeStatusResponse, KnowledgeStatusResponseItemsByStatus,
-};
+use theurian_protocol::mcp::{KnowledgeStatusResponse, KnowledgeStatusResponseItemsByStatus};
+use theurian_protocol::tools::args::KnowledgeStatusArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeStatus;
 
@@ -16,15 +15,10 @@ pub(crate) use super::no_check as check;
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: KnowledgeStatusInput,
+    args: KnowledgeStatusArgs,
 ) -> Result<KnowledgeStatusResponse, Refusal> {
-    let KnowledgeStatusInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
-    } = input;
-    let project = project_id.as_str();
+    let KnowledgeStatusArgs {} = args;
+    let project = opened.project();
     let visible = state.visible_levels();
     let counts = read::status_counts(&opened.pool, project, &visible)
         .await
@@ -52,7 +46,7 @@ pub(crate) async fn answer(
             .map_err(read_refusal)?,
     };
     Ok(KnowledgeStatusResponse {
-        state_hash: opened.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
+        state_hash: opened.state_hash(TOOL)?,
         item_count: total,
         items_by_status: by_status,
         applied_migrations: applied,
@@ -60,6 +54,6 @@ pub(crate) async fn answer(
             .ok_or("schema version")
             .or_internal(TOOL)?,
         integrity: opened.integrity(&state.memo).await?,
-        project_id,
+        project_id: opened.project_id.clone(),
     })
 }

@@ -5,9 +5,8 @@
 use super::prelude::*;
 use theurian_core::feedback::{report, Appended, Record, Reported, MAX_REPORTS_PER_SOURCE};
 use theurian_core::model::{read, SURFACEABLE};
-use theurian_protocol::mcp::{
-    KnowledgeSubmitFeedbackInput, KnowledgeSubmitFeedbackResponse, RefusalMetaCode,
-};
+use theurian_protocol::mcp::{KnowledgeSubmitFeedbackResponse, RefusalMetaCode};
+use theurian_protocol::tools::args::KnowledgeSubmitFeedbackArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeSubmitFeedback;
 const NOTE: &str = "Recorded in this machine's feedback log for the project. It changes no knowledge: `theurian feedback report` summarises the log for people, and knowledge.checkFreshness lists items whose current revision was reported wrong or outdated.";
@@ -17,28 +16,30 @@ pub(crate) use super::no_check as check;
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: KnowledgeSubmitFeedbackInput,
+    args: KnowledgeSubmitFeedbackArgs,
 ) -> Result<KnowledgeSubmitFeedbackResponse, Refusal> {
-    let KnowledgeSubmitFeedbackInput {
-        project_id,
-        snapshot_id: _,
-        agent_id,
-        task_id,
+    let KnowledgeSubmitFeedbackArgs {
         item_id,
         signal,
         query,
         note,
-    } = input;
-    let project = project_id.as_str();
+    } = args;
+    let project = opened.project();
     let visible = state.visible_levels();
-    let item = read::item(&opened.pool, project, item_id.as_str(), SURFACEABLE, &visible)
-        .await
-        .map_err(read_refusal)?
-        .ok_or_else(|| {
-            super::shape::item_not_served(
-                "Report on an item a search or knowledge.get returned, by the itemId it gave.",
-            )
-        })?;
+    let item = read::item(
+        &opened.pool,
+        project,
+        item_id.as_str(),
+        SURFACEABLE,
+        &visible,
+    )
+    .await
+    .map_err(read_refusal)?
+    .ok_or_else(|| {
+        super::shape::item_not_served(
+            "Report on an item a search or knowledge.get returned, by the itemId it gave.",
+        )
+    })?;
     let record = Record {
         at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         item_id: item.item_id.clone(),
@@ -47,16 +48,16 @@ pub(crate) async fn answer(
         signal: signal.to_string(),
         query: query.as_ref().map(|q| q.to_string()),
         note: note.as_ref().map(|n| n.to_string()),
-        agent_id: agent_id.as_ref().map(|a| a.to_string()),
-        task_id: task_id.as_ref().map(|t| t.to_string()),
+        agent_id: opened.agent_id.as_ref().map(|a| a.to_string()),
+        task_id: opened.task_id.as_ref().map(|t| t.to_string()),
     };
     let reported = recorded(state, project, &record)?;
     Ok(KnowledgeSubmitFeedbackResponse {
-        project_id,
+        project_id: opened.project_id.clone(),
         item_id: item.item_id.as_str().try_into().or_internal(TOOL)?,
         revision_id: item.revision_id.as_str().try_into().or_internal(TOOL)?,
         signal,
-        state_hash: opened.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
+        state_hash: opened.state_hash(TOOL)?,
         recorded_at: record.at,
         reports_on_revision: std::num::NonZeroU64::new(reported.on_revision as u64)
             .ok_or("count")

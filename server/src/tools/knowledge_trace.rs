@@ -3,13 +3,15 @@
 //! absent start and a withheld one get the same refusal, as `knowledge.get` gives.
 
 use super::prelude::*;
+use super::shape::labelled;
 use theurian_core::knowledge::trace::{trace, Ask, Direction};
 use theurian_core::model::read::{Edge, ItemView};
 use theurian_core::model::statuses;
 use theurian_protocol::mcp::{
-    ContentClassification, KnowledgeTraceInput, KnowledgeTraceInputDirection,
-    KnowledgeTraceResponse, MayContainInstructions, TraceEdge, TraceNode,
+    KnowledgeTraceInputDirection, KnowledgeTraceResponse,
+    TraceEdge, TraceNode,
 };
+use theurian_protocol::tools::args::KnowledgeTraceArgs;
 
 const TOOL: ToolId = ToolId::KnowledgeTrace;
 
@@ -18,24 +20,22 @@ pub(crate) use super::no_check as check;
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: KnowledgeTraceInput,
+    args: KnowledgeTraceArgs,
 ) -> Result<KnowledgeTraceResponse, Refusal> {
-    let KnowledgeTraceInput {
-        project_id,
-        snapshot_id: _,
+    let KnowledgeTraceArgs {
         item_id,
         direction,
         relation_types,
         depth,
         limit,
         include_unapproved,
-        agent_id: _,
-        task_id: _,
-    } = input;
-    let project = project_id.as_str();
+    } = args;
+    let project = opened.project();
     let named: Option<Vec<String>> =
         relation_types.map(|t| t.iter().map(ToString::to_string).collect());
-    let types: Option<Vec<&str>> = named.as_ref().map(|t| t.iter().map(String::as_str).collect());
+    let types: Option<Vec<&str>> = named
+        .as_ref()
+        .map(|t| t.iter().map(String::as_str).collect());
     let visible = state.visible_levels();
     let ask = Ask {
         start: item_id.as_str(),
@@ -61,7 +61,7 @@ pub(crate) async fn answer(
         .or_internal(TOOL)?;
     let item_id = start.0.item_id.as_str().try_into().or_internal(TOOL)?;
     Ok(KnowledgeTraceResponse {
-        state_hash: opened.resolved.state_hash.as_str().try_into().or_internal(TOOL)?,
+        state_hash: opened.state_hash(TOOL)?,
         item_id,
         nodes: found
             .nodes
@@ -71,7 +71,7 @@ pub(crate) async fn answer(
         edges: found.edges.iter().map(edge).collect::<Result<_, _>>()?,
         truncated: found.truncated,
         integrity: opened.integrity(&state.memo).await?,
-        project_id,
+        project_id: opened.project_id.clone(),
     })
 }
 
@@ -85,19 +85,10 @@ fn walk(direction: KnowledgeTraceInputDirection) -> Direction {
 }
 
 fn node(v: &ItemView, distance: u32) -> Result<TraceNode, Refusal> {
-    Ok(TraceNode {
-        item_id: v.item_id.as_str().try_into().or_internal(TOOL)?,
-        revision_id: v.revision_id.as_str().try_into().or_internal(TOOL)?,
-        title: theurian_protocol::mcp::Title(v.title.clone()),
+    Ok(labelled!(TraceNode from v, TOOL, {
         kind: v.kind.clone(),
-        status: v.status.parse().or_internal(TOOL)?,
-        trust_level: v.trust_level.parse().or_internal(TOOL)?,
-        sensitivity: v.sensitivity.parse().or_internal(TOOL)?,
         distance: i64::from(distance),
-        content_classification: ContentClassification::UntrustedKnowledge,
-        may_contain_instructions: MayContainInstructions(true),
-        executable: Default::default(),
-    })
+    }))
 }
 
 fn edge(e: &Edge) -> Result<TraceEdge, Refusal> {

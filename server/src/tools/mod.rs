@@ -1,12 +1,15 @@
 //! The tool handlers, one file per tool, and the one place that registers them.
 //!
 //! [`theurian_protocol::tool_handlers!`] (generated from the tool table) declares each handler
-//! module listed below and implements the generated trait with it: a project-scoped tool's
-//! `check(&input)` runs first, then the seam opens the project at the pinned snapshot
-//! ([`project::open_pinned`]) and calls `answer(&state, opened, input)`; the others get
+//! module listed below and implements the generated trait with it. For a project-scoped tool
+//! the seam splits the decoded input into the shared context and the tool's own arguments
+//! (`theurian_protocol::tools::args`), runs `check(&args)`, opens the project the context names
+//! at the state it pins ([`project::open_pinned`], which keeps the agent labels on the
+//! [`project::Opened`]), and calls `answer(&state, opened, args)`; the others get
 //! `answer(&state, input)`. Every tool of the contract is named once here, served or not, or
-//! nothing compiles. A handler destructures its input exhaustively, so a key added to a schema
-//! does not compile until its handler decides about it.
+//! nothing compiles. A handler destructures its arguments exhaustively, and the opener the
+//! shared context, so a key added to a schema does not compile until the code that owns it
+//! decides about it.
 
 mod project;
 mod review_shared;

@@ -2,6 +2,7 @@
 //! answers (honouring a `snapshotId` pin), and turn every way that fails into a refusal with its
 //! code and cure. Messages quote caller values only within their bound.
 
+use super::OrInternal;
 use crate::state::AppState;
 use sqlx::sqlite::SqlitePool;
 use theurian_core::knowledge::resolve::{resolve, Fault, Resolved};
@@ -9,15 +10,23 @@ use theurian_core::knowledge::search::Source;
 use theurian_core::model::memo::StateMemo;
 use theurian_core::model::read::{self, ReadError};
 use theurian_core::model::INTEGRITY_REMEDY;
-use theurian_protocol::mcp::{Integrity, ProjectId, RefusalMetaCode, SnapshotId};
+use theurian_protocol::mcp::{
+    AgentId, Integrity, ProjectId, RefusalMetaCode, StateHash, TaskId, ToolContext,
+};
+use theurian_protocol::tools::ToolId;
 use theurian_protocol::{bounded, refusal_quote, Refusal};
 
 const REBUILD: &str = "Delete .theurian/state/ and run `theurian migrate apply`; the state is derived, so nothing authored is lost.";
 
-/// The answering state and a pool on it.
+/// One call's project: the answering state and a pool on it, with what else the call's shared
+/// context carried. The drafting tools record the agent labels; the others leave them unread.
 pub struct Opened {
     pub resolved: Resolved,
     pub pool: SqlitePool,
+    /// The project the call named, as answers echo it.
+    pub project_id: ProjectId,
+    pub agent_id: Option<AgentId>,
+    pub task_id: Option<TaskId>,
 }
 
 /// The refusal for each way resolving fails. None repeats the project id sent, and none
@@ -76,22 +85,31 @@ pub fn read_refusal(e: ReadError) -> Refusal {
 }
 
 /// The seam's opener ([`theurian_protocol::tools::ToolHandlers::open_project`]): the project a
-/// call names, opened at the state it pins.
-pub async fn open_pinned(
-    state: &AppState,
-    project: &ProjectId,
-    snapshot: Option<&SnapshotId>,
-) -> Result<Opened, Refusal> {
-    open(state, project.as_str(), snapshot.map(|s| s.as_str())).await
+/// call's context names, opened at the state it pins, keeping the context's labels.
+pub async fn open_pinned(state: &AppState, context: ToolContext) -> Result<Opened, Refusal> {
+    let ToolContext {
+        project_id,
+        snapshot_id,
+        agent_id,
+        task_id,
+    } = context;
+    let pinned = snapshot_id.as_ref().map(|s| s.as_str());
+    let opened = open(state, project_id, pinned).await?;
+    Ok(Opened {
+        agent_id,
+        task_id,
+        ..opened
+    })
 }
 
-/// Resolves `project` (pinned to `snapshot` when given) and opens its database.
+/// Resolves `project_id` (pinned to `snapshot` when given) and opens its database, with no
+/// agent labels.
 pub async fn open(
     state: &AppState,
-    project: &str,
+    project_id: ProjectId,
     snapshot: Option<&str>,
 ) -> Result<Opened, Refusal> {
-    let resolved = resolve(&state.data, project, snapshot).map_err(refusal_for)?;
+    let resolved = resolve(&state.data, project_id.as_str(), snapshot).map_err(refusal_for)?;
     let pool = state.pools.get(&resolved.database);
     if resolved.migration_count.is_none() {
         // A pinned state: the file name carries 48 bits of the hash; the database records all 256.
@@ -102,10 +120,31 @@ pub async fn open(
             return Err(refusal_for(Fault::SnapshotNotFound));
         }
     }
-    Ok(Opened { resolved, pool })
+    Ok(Opened {
+        resolved,
+        pool,
+        project_id,
+        agent_id: None,
+        task_id: None,
+    })
 }
 
 impl Opened {
+    /// The project id the call named.
+    pub fn project(&self) -> &str {
+        self.project_id.as_str()
+    }
+
+    /// The answering state's hash as answers carry it; one that fails its wire type is the
+    /// daemon's fault, refused as internal to `tool`.
+    pub fn state_hash(&self, tool: ToolId) -> Result<StateHash, Refusal> {
+        self.resolved
+            .state_hash
+            .as_str()
+            .try_into()
+            .or_internal(tool)
+    }
+
     /// What a search (and getContext's candidates) reads for `project` in this state, with the
     /// daemon's shared caches and the sensitivities `visible` the caller may see.
     pub fn source<'a>(

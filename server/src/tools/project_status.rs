@@ -5,9 +5,10 @@
 use super::prelude::*;
 use theurian_core::project_status::{project_status, Authored, Source, Store};
 use theurian_protocol::mcp::{
-    DerivedStore, ProjectStatusInput, ProjectStatusResponse, ProjectStatusResponseIndex,
+    DerivedStore, ProjectStatusResponse, ProjectStatusResponseIndex,
     ProjectStatusResponseMigrations,
 };
+use theurian_protocol::tools::args::ProjectStatusArgs;
 
 const TOOL: ToolId = ToolId::ProjectStatus;
 
@@ -16,15 +17,10 @@ pub(crate) use super::no_check as check;
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: ProjectStatusInput,
+    args: ProjectStatusArgs,
 ) -> Result<ProjectStatusResponse, Refusal> {
-    let ProjectStatusInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
-    } = input;
-    let project = project_id.as_str();
+    let ProjectStatusArgs {} = args;
+    let project = opened.project();
     let answering = opened.resolved.state_hash.as_str();
     let visible = state.visible_levels();
     let found = project_status(&Source {
@@ -51,7 +47,7 @@ pub(crate) async fn answer(
         Err(reason) => (None, None, Some(*reason)),
     };
     Ok(ProjectStatusResponse {
-        project_id: project_id.clone(),
+        project_id: opened.project_id.clone(),
         state_hash: answering.try_into().or_internal(TOOL)?,
         migrations: migrations(found.authored.as_ref(), found.applied)?,
         index: ProjectStatusResponseIndex {

@@ -6,13 +6,14 @@
 use super::prelude::*;
 use super::review_get_decisions::decision;
 use super::review_shared::{
-    being_rebuilt, building, check_text, findings_store, redacts_names, review_store, Store,
+    being_rebuilt, building, check_filter, check_text, findings_store, redacts_names, review_store, Store,
 };
 use theurian_core::review::similar::{find, Fault, Similar, Situation, Stores};
 use theurian_protocol::mcp::{
-    EvidenceStore as Unread, RefusalMetaCode, ReviewFindSimilarInput, ReviewFindSimilarResponse,
-    Similar as Served, UntrustedClassification,
+    RefusalMetaCode, ReviewFindSimilarResponse, Similar as Served,
+    UntrustedClassification,
 };
+use theurian_protocol::tools::args::ReviewFindSimilarArgs;
 
 const TOOL: ToolId = ToolId::ReviewFindSimilar;
 const NEITHER: &str = "This project's review history cannot be searched: neither the review store nor the findings store is built by this installation, current, and indexed. Run `theurian review build` (and `theurian findings build`) in the project, then retry.";
@@ -21,8 +22,8 @@ const FINDINGS: Store = findings_store(NEITHER);
 const EMPTY: &str = "describes nothing";
 
 /// The situation and the path are checked before the project is looked at.
-pub(crate) fn check(input: &ReviewFindSimilarInput) -> Result<(), Refusal> {
-    let text = input.situation.as_str();
+pub(crate) fn check(args: &ReviewFindSimilarArgs) -> Result<(), Refusal> {
+    let text = args.situation.as_str();
     check_text("situation", Some(text), EMPTY)?;
     if text.trim().is_empty() {
         return Err(Refusal::argument(
@@ -31,23 +32,19 @@ pub(crate) fn check(input: &ReviewFindSimilarInput) -> Result<(), Refusal> {
             "Describe the change or the problem in a sentence or two.",
         ));
     }
-    check_text("filePath", input.file_path.as_ref().map(|v| v.as_str()), EMPTY)
+    check_filter("filePath", &args.file_path, EMPTY)
 }
 
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: ReviewFindSimilarInput,
+    args: ReviewFindSimilarArgs,
 ) -> Result<ReviewFindSimilarResponse, Refusal> {
-    let ReviewFindSimilarInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
+    let ReviewFindSimilarArgs {
         situation,
         file_path,
         limit,
-    } = input;
+    } = args;
     let reviews = REVIEWS.locate(state, &opened);
     let findings = FINDINGS.locate(state, &opened);
     if let (Err(refusal), Err(_)) = (&reviews, &findings) {
@@ -69,20 +66,14 @@ pub(crate) async fn answer(
     let found = find(root, located, &state.indexes, &situation)
         .await
         .map_err(|f| refused(f, root))?;
-    let unread = [
-        (found.review_unread, Unread::Review),
-        (found.findings_unread, Unread::Findings),
-    ]
-    .into_iter()
-    .filter_map(|(unread, store)| unread.then_some(store))
-    .collect();
+    let unread = super::review_shared::unread(found.review_unread, found.findings_unread);
     let similar = found
         .similar
         .into_iter()
         .map(|s| item(s, redact))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ReviewFindSimilarResponse {
-        project_id,
+        project_id: opened.project_id.clone(),
         count: i64::try_from(similar.len()).unwrap_or(i64::MAX),
         similar,
         unread,

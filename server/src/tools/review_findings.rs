@@ -7,10 +7,11 @@ use super::review_shared::{findings_store, Store};
 use theurian_core::findings::store::{read, Filters, FindingRow};
 use theurian_core::findings::trailer::{REVIEWERS, SEVERITIES};
 use theurian_protocol::mcp::{
-    MayContainInstructionsAlways, PullRequestNumber, ReviewFindingsInput, ReviewFindingsResponse,
+    MayContainInstructionsAlways, PullRequestNumber, ReviewFindingsResponse,
     ReviewFindingsResponseFindingsItem, ReviewFindingsResponseFindingsItemCommitSha,
     ReviewFindingsResponseFindingsItemProvider, UntrustedClassification,
 };
+use theurian_protocol::tools::args::ReviewFindingsArgs;
 
 /// Most rows one call may ask for; outside 1..=100 is refused, never clamped.
 pub const MAX_LIMIT: i64 = 100;
@@ -40,18 +41,18 @@ fn check_vocabulary(
 }
 
 /// Every filter is checked, in the reference's order, before the project is looked at.
-pub(crate) fn check(input: &ReviewFindingsInput) -> Result<(), Refusal> {
-    if !(1..=MAX_LIMIT).contains(&input.limit) {
+pub(crate) fn check(args: &ReviewFindingsArgs) -> Result<(), Refusal> {
+    if !(1..=MAX_LIMIT).contains(&args.limit) {
         return Err(Refusal::argument(
             "limit",
             &format!("a page holds 1 to {MAX_LIMIT} findings; nothing was searched"),
             "Send a limit in that range. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
         ));
     }
-    let reviewer = input.reviewer.as_ref().map(|v| v.as_str());
+    let reviewer = args.reviewer.as_ref().map(|v| v.as_str());
     check_text("reviewer", reviewer)?;
     check_vocabulary("reviewer", reviewer, REVIEWERS, "")?;
-    let severity = input.severity.as_ref().map(|v| v.as_str());
+    let severity = args.severity.as_ref().map(|v| v.as_str());
     check_text("severity", severity)?;
     check_vocabulary(
         "severity",
@@ -59,11 +60,11 @@ pub(crate) fn check(input: &ReviewFindingsInput) -> Result<(), Refusal> {
         SEVERITIES,
         " (upper-case, as the trailer writes them)",
     )?;
-    let family = input.family.as_ref().map(|v| v.as_str());
-    let specialist = input.specialist.as_ref().map(|v| v.as_str());
+    let family = args.family.as_ref().map(|v| v.as_str());
+    let specialist = args.specialist.as_ref().map(|v| v.as_str());
     check_text("family", family)?;
     check_text("specialist", specialist)?;
-    let commit_sha = input.commit_sha.as_ref().map(|v| v.as_str());
+    let commit_sha = args.commit_sha.as_ref().map(|v| v.as_str());
     check_text("commitSha", commit_sha)?;
     if commit_sha
         .is_some_and(|sha| ReviewFindingsResponseFindingsItemCommitSha::try_from(sha).is_err())
@@ -74,7 +75,7 @@ pub(crate) fn check(input: &ReviewFindingsInput) -> Result<(), Refusal> {
             "Send the full commit id (`git rev-parse <rev>` prints it).",
         ));
     }
-    let pull_request = input.pull_request;
+    let pull_request = args.pull_request;
     if pull_request.is_some_and(|n| n < 1) {
         return Err(Refusal::argument(
             "pullRequest",
@@ -82,7 +83,7 @@ pub(crate) fn check(input: &ReviewFindingsInput) -> Result<(), Refusal> {
             "Send a real pull request number, or leave it out to search findings from every pull request.",
         ));
     }
-    check_text("q", input.q.as_ref().map(|v| v.as_str()))?;
+    check_text("q", args.q.as_ref().map(|v| v.as_str()))?;
     if pull_request.is_some() || family.is_some() || specialist.is_some() {
         return Err(Refusal::invalid_input(INERT));
     }
@@ -92,23 +93,19 @@ pub(crate) fn check(input: &ReviewFindingsInput) -> Result<(), Refusal> {
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: ReviewFindingsInput,
+    args: ReviewFindingsArgs,
 ) -> Result<ReviewFindingsResponse, Refusal> {
     // `check` refused every set `pullRequest`, `family` and `specialist`: no finding carries them.
-    let ReviewFindingsInput {
-        agent_id: _,
+    let ReviewFindingsArgs {
         commit_sha,
         family: _,
         limit,
-        project_id: _,
         pull_request: _,
         q,
         reviewer,
         severity,
-        snapshot_id: _,
         specialist: _,
-        task_id: _,
-    } = input;
+    } = args;
     let path = STORE.locate(state, &opened)?;
     let _permit = state.findings_gate.enter().await?;
     let filters = Filters {
@@ -121,7 +118,10 @@ pub(crate) async fn answer(
     let (rows, truncated) = read(&path, &filters)
         .await
         .map_err(|_| STORE.unavailable())?;
-    let findings = rows.into_iter().map(finding).collect::<Result<Vec<_>, _>>()?;
+    let findings = rows
+        .into_iter()
+        .map(finding)
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(ReviewFindingsResponse {
         count: findings.len() as u64,
         truncated,

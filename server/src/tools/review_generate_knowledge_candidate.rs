@@ -8,9 +8,8 @@ use super::prelude::*;
 use super::review_shared::{review_store, Store};
 use theurian_core::proposal::candidate::CandidateRequest;
 use theurian_core::proposal::draft::DraftOnly;
-use theurian_protocol::mcp::{
-    ReviewGenerateKnowledgeCandidateInput, ReviewGenerateKnowledgeCandidateResponse,
-};
+use theurian_protocol::mcp::ReviewGenerateKnowledgeCandidateResponse;
+use theurian_protocol::tools::args::ReviewGenerateKnowledgeCandidateArgs;
 
 const TOOL: ToolId = ToolId::ReviewGenerateKnowledgeCandidate;
 
@@ -22,10 +21,10 @@ pub(crate) use super::no_check as check;
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: ReviewGenerateKnowledgeCandidateInput,
+    args: ReviewGenerateKnowledgeCandidateArgs,
 ) -> Result<ReviewGenerateKnowledgeCandidateResponse, Refusal> {
     let store = STORE.locate(state, &opened)?;
-    let request = candidate_request(input)?;
+    let request = candidate_request(args, &opened)?;
     let visible: Vec<String> = state
         .visible_levels()
         .into_iter()
@@ -46,13 +45,10 @@ pub(crate) async fn answer(
 /// The candidate request, after the checks that need no store: a usable item id and agent
 /// labels that agree with the evidence.
 fn candidate_request(
-    input: ReviewGenerateKnowledgeCandidateInput,
+    args: ReviewGenerateKnowledgeCandidateArgs,
+    call: &Opened,
 ) -> Result<CandidateRequest, Refusal> {
-    let ReviewGenerateKnowledgeCandidateInput {
-        project_id: _,
-        snapshot_id: _,
-        agent_id,
-        task_id,
+    let ReviewGenerateKnowledgeCandidateArgs {
         repository,
         record_key,
         fix_commit,
@@ -71,13 +67,9 @@ fn candidate_request(
         scope_paths,
         namespace,
         expected_revision,
-    } = input;
+    } = args;
     super::shape::draftable_item_id(item_id.as_str(), "reliability.lock-after-read")?;
-    let evidence = evidence(
-        &stated,
-        agent_id.as_ref().map(|a| a.as_str()),
-        task_id.as_ref().map(|t| t.as_str()),
-    )?;
+    let evidence = evidence(&stated, call)?;
     Ok(CandidateRequest {
         repository,
         record_key,

@@ -4,15 +4,16 @@
 //! names what it could not read instead of passing its absence off as "no decisions".
 
 use super::prelude::*;
-use super::review_shared::{check_text, findings_store, page, redacts_names, review_store, Store};
+use super::review_shared::{check_filter, findings_store, page, redacts_names, review_store, Store};
 use super::shape::cursor_not_issued;
 use theurian_core::review::cursor;
 use theurian_core::review::decisions::{gather, Filters, Found};
 use theurian_core::review::ingest::screen::redacted;
 use theurian_protocol::mcp::{
-    Decision, DecisionDecidedBy, DecisionKind, EvidenceStore as Unread, ReviewGetDecisionsInput,
-    ReviewGetDecisionsResponse, UntrustedClassification,
+    Decision, DecisionDecidedBy, DecisionKind, EvidenceStore as Unread, ReviewGetDecisionsResponse,
+    UntrustedClassification,
 };
+use theurian_protocol::tools::args::ReviewGetDecisionsArgs;
 
 const TOOL: ToolId = ToolId::ReviewGetDecisions;
 
@@ -22,29 +23,25 @@ const NEITHER: &str = "This project's review decisions cannot be read: neither a
 const EMPTY: &str = "matches nothing";
 
 /// The filters and the cursor are checked before the project is looked at.
-pub(crate) fn check(input: &ReviewGetDecisionsInput) -> Result<(), Refusal> {
-    check_text("repository", input.repository.as_ref().map(|v| v.as_str()), EMPTY)?;
-    check_text("pathPrefix", input.path_prefix.as_ref().map(|v| v.as_str()), EMPTY)?;
-    position(input.cursor.as_ref().map(|c| c.as_str())).map(drop)
+pub(crate) fn check(args: &ReviewGetDecisionsArgs) -> Result<(), Refusal> {
+    check_filter("repository", &args.repository, EMPTY)?;
+    check_filter("pathPrefix", &args.path_prefix, EMPTY)?;
+    position(args.cursor.as_ref().map(|c| c.as_str())).map(drop)
 }
 
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: ReviewGetDecisionsInput,
+    args: ReviewGetDecisionsArgs,
 ) -> Result<ReviewGetDecisionsResponse, Refusal> {
-    let ReviewGetDecisionsInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
+    let ReviewGetDecisionsArgs {
         repository,
         pull_request,
         path_prefix,
         kind,
         limit,
         cursor,
-    } = input;
+    } = args;
     let limit = usize::try_from(limit.get()).unwrap_or(usize::MAX);
     let filters = Filters {
         repository: repository.as_ref().map(|v| v.as_str()),
@@ -63,12 +60,16 @@ pub(crate) async fn answer(
         .map(|(at, key, d)| ((at, key), d))
         .unzip();
     let (decisions, more) = page(decisions, limit);
-    let next = match decisions.len().checked_sub(1).and_then(|i| positions.get(i)) {
+    let next = match decisions
+        .len()
+        .checked_sub(1)
+        .and_then(|i| positions.get(i))
+    {
         Some((at, key)) if more => Some(cursor::encode(at, key)),
         _ => None,
     };
     Ok(ReviewGetDecisionsResponse {
-        project_id,
+        project_id: opened.project_id.clone(),
         count: i64::try_from(decisions.len()).unwrap_or(i64::MAX),
         decisions,
         next_cursor: next,
@@ -97,13 +98,7 @@ async fn gathered(
         // same way, so a project that cannot be served is refused as such, not as no stores.
         return Err(reviews.err().unwrap_or_else(|| REVIEWS.unavailable()));
     }
-    let unread = [
-        (got.review_unread, Unread::Review),
-        (got.findings_unread, Unread::Findings),
-    ]
-    .into_iter()
-    .filter_map(|(unread, store)| unread.then_some(store))
-    .collect();
+    let unread = super::review_shared::unread(got.review_unread, got.findings_unread);
     Ok((got.rows, unread, redact))
 }
 

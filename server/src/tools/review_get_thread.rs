@@ -8,9 +8,10 @@ use theurian_core::model::text::cut;
 use theurian_core::review::thread::{thread, Fault, Served};
 use theurian_protocol::evidence::Participant as Held;
 use theurian_protocol::mcp::{
-    Comment, Participant, ReviewGetThreadInput, ReviewGetThreadResponse,
-    ReviewGetThreadResponseResolution as Resolution, UntrustedClassification,
+    Comment, Participant, ReviewGetThreadResponse, ReviewGetThreadResponseResolution as Resolution,
+    UntrustedClassification,
 };
+use theurian_protocol::tools::args::ReviewGetThreadArgs;
 
 const TOOL: ToolId = ToolId::ReviewGetThread;
 
@@ -24,24 +25,20 @@ const STORE: Store = review_store("This project's review threads cannot be read:
 const EMPTY: &str = "names no record";
 
 /// The record names are checked before the project is looked at.
-pub(crate) fn check(input: &ReviewGetThreadInput) -> Result<(), Refusal> {
-    check_text("repository", Some(input.repository.as_str()), EMPTY)?;
-    check_text("recordKey", Some(input.record_key.as_str()), EMPTY)
+pub(crate) fn check(args: &ReviewGetThreadArgs) -> Result<(), Refusal> {
+    check_text("repository", Some(args.repository.as_str()), EMPTY)?;
+    check_text("recordKey", Some(args.record_key.as_str()), EMPTY)
 }
 
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: ReviewGetThreadInput,
+    args: ReviewGetThreadArgs,
 ) -> Result<ReviewGetThreadResponse, Refusal> {
-    let ReviewGetThreadInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
+    let ReviewGetThreadArgs {
         repository,
         record_key,
-    } = input;
+    } = args;
     let store = STORE.locate(state, &opened)?;
     let _permit = state.review_gate.enter().await?;
     let root = &opened.resolved.root;
@@ -59,7 +56,11 @@ pub(crate) async fn answer(
                 format!("{} {}", e.message, e.remedy),
             ),
         })?;
-    shape(project_id, (repository.as_str(), record_key.as_str()), served)
+    shape(
+        opened.project_id.clone(),
+        (repository.as_str(), record_key.as_str()),
+        served,
+    )
 }
 
 /// The answer for the thread `served`, named by `(repository, recordKey)`.

@@ -4,14 +4,13 @@
 //! calls.
 
 use super::prelude::*;
-use super::review_shared::{check_text, page, redacts_names, review_store, Store};
+use super::review_shared::{check_filter, page, redacts_names, review_store, Store};
 use super::shape::cursor_not_issued;
 use theurian_core::review::cursor;
 use theurian_core::review::ingest::screen::redacted;
 use theurian_core::review::unresolved::{days_before, open_threads, Filters, Open};
-use theurian_protocol::mcp::{
-    ReviewListUnresolvedInput, ReviewListUnresolvedResponse, Thread, UntrustedClassification,
-};
+use theurian_protocol::mcp::{ReviewListUnresolvedResponse, Thread, UntrustedClassification};
+use theurian_protocol::tools::args::ReviewListUnresolvedArgs;
 
 const TOOL: ToolId = ToolId::ReviewListUnresolved;
 
@@ -20,11 +19,11 @@ const STORE: Store = review_store("This project's open review threads cannot be 
 const EMPTY: &str = "matches nothing";
 
 /// The filters, the age window and the cursor are checked before the project is looked at.
-pub(crate) fn check(input: &ReviewListUnresolvedInput) -> Result<(), Refusal> {
-    check_text("repository", input.repository.as_ref().map(|v| v.as_str()), EMPTY)?;
-    check_text("pathPrefix", input.path_prefix.as_ref().map(|v| v.as_str()), EMPTY)?;
-    check_text("author", input.author.as_ref().map(|v| v.as_str()), EMPTY)?;
-    if let (Some(min), Some(max)) = (input.min_age_days, input.max_age_days) {
+pub(crate) fn check(args: &ReviewListUnresolvedArgs) -> Result<(), Refusal> {
+    check_filter("repository", &args.repository, EMPTY)?;
+    check_filter("pathPrefix", &args.path_prefix, EMPTY)?;
+    check_filter("author", &args.author, EMPTY)?;
+    if let (Some(min), Some(max)) = (args.min_age_days, args.max_age_days) {
         if min > max {
             return Err(Refusal::argument(
                 "minAgeDays",
@@ -33,19 +32,15 @@ pub(crate) fn check(input: &ReviewListUnresolvedInput) -> Result<(), Refusal> {
             ));
         }
     }
-    position(input.cursor.as_ref().map(|c| c.as_str())).map(drop)
+    position(args.cursor.as_ref().map(|c| c.as_str())).map(drop)
 }
 
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: ReviewListUnresolvedInput,
+    args: ReviewListUnresolvedArgs,
 ) -> Result<ReviewListUnresolvedResponse, Refusal> {
-    let ReviewListUnresolvedInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
+    let ReviewListUnresolvedArgs {
         repository,
         pull_request,
         path_prefix,
@@ -54,7 +49,7 @@ pub(crate) async fn answer(
         max_age_days,
         limit,
         cursor,
-    } = input;
+    } = args;
     let store = STORE.locate(state, &opened)?;
     let root = &opened.resolved.root;
     let redact = redacts_names(root)?;
@@ -84,7 +79,7 @@ pub(crate) async fn answer(
         _ => None,
     };
     Ok(ReviewListUnresolvedResponse {
-        project_id,
+        project_id: opened.project_id.clone(),
         count: i64::try_from(threads.len()).unwrap_or(i64::MAX),
         threads,
         next_cursor: next,

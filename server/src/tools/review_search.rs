@@ -5,10 +5,11 @@
 //! constant refusal.
 
 use super::prelude::*;
-use super::review_shared::{check_text, check_vocabulary, page, review_store, Store};
+use super::review_shared::{check_filter, check_text, check_vocabulary, page, review_store, Store};
 use theurian_core::review::store::{read, Filters};
 use theurian_protocol::evidence::ThreadState;
-use theurian_protocol::mcp::{ReviewSearchInput, ReviewSearchResponse};
+use theurian_protocol::mcp::ReviewSearchResponse;
+use theurian_protocol::tools::args::ReviewSearchArgs;
 
 /// Most records one call may ask for; outside 1..=50 is refused, never clamped.
 pub const MAX_LIMIT: i64 = 50;
@@ -23,23 +24,23 @@ const EMPTY: &str =
 
 /// Every filter is checked, in the reference's order, before the project is looked at; no
 /// refusal here repeats a number sent.
-pub(crate) fn check(input: &ReviewSearchInput) -> Result<(), Refusal> {
-    if !(1..=MAX_LIMIT).contains(&input.limit) {
+pub(crate) fn check(args: &ReviewSearchArgs) -> Result<(), Refusal> {
+    if !(1..=MAX_LIMIT).contains(&args.limit) {
         return Err(Refusal::argument(
             "limit",
             &format!("a page holds 1 to {MAX_LIMIT} records; nothing was searched"),
             "Send a limit in that range. A larger page is refused rather than quietly shortened, because a shortened page would look like the complete answer: narrow the filters instead.",
         ));
     }
-    check_text("repository", input.repository.as_ref().map(|v| v.as_str()), EMPTY)?;
-    if input.pull_request.is_some_and(|n| n < 1) {
+    check_filter("repository", &args.repository, EMPTY)?;
+    if args.pull_request.is_some_and(|n| n < 1) {
         return Err(Refusal::argument(
             "pullRequest",
             "a pull request number is 1 or more; nothing was searched",
             "Send a real pull request number, or leave it out to search the records of every pull request.",
         ));
     }
-    let thread_state = input.thread_state.as_ref().map(|v| v.as_str());
+    let thread_state = args.thread_state.as_ref().map(|v| v.as_str());
     check_text("threadState", thread_state, EMPTY)?;
     check_vocabulary(
         "threadState",
@@ -48,29 +49,25 @@ pub(crate) fn check(input: &ReviewSearchInput) -> Result<(), Refusal> {
         " They are lower-case, as stored.",
         "to search every thread as well as the records that are not threads",
     )?;
-    check_text("author", input.author.as_ref().map(|v| v.as_str()), EMPTY)?;
-    check_text("filePath", input.file_path.as_ref().map(|v| v.as_str()), EMPTY)?;
-    check_text("q", input.q.as_ref().map(|v| v.as_str()), EMPTY)
+    check_filter("author", &args.author, EMPTY)?;
+    check_filter("filePath", &args.file_path, EMPTY)?;
+    check_filter("q", &args.q, EMPTY)
 }
 
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: ReviewSearchInput,
+    args: ReviewSearchArgs,
 ) -> Result<ReviewSearchResponse, Refusal> {
-    let ReviewSearchInput {
-        agent_id: _,
+    let ReviewSearchArgs {
         author,
         file_path,
         limit,
-        project_id: _,
         pull_request,
         q,
         repository,
-        snapshot_id: _,
-        task_id: _,
         thread_state,
-    } = input;
+    } = args;
     let path = STORE.locate(state, &opened)?;
     let _permit = state.review_gate.enter().await?;
     let filters = Filters {

@@ -1,15 +1,27 @@
 //! What the review tools share: the checks on their string filters beyond the schema's length
 //! bound (which the seat has already enforced) — text SQLite can compare, not empty, a member
 //! of a vocabulary when the filter has one — and finding the derived store they serve, which
-//! must be recorded as built here and resolve inside `.theurian/state/`.
+//! must be recorded as built here and resolve inside `.theurian/state/`; and which of the two
+//! evidence stores an answer could not read.
 
 use super::project::Opened;
 use crate::state::AppState;
 use std::path::PathBuf;
 use theurian_core::store::provenance;
 use theurian_core::store::swap::{served_path, ServedPath};
-use theurian_protocol::mcp::RefusalMetaCode;
+use theurian_protocol::mcp::{EvidenceStore, RefusalMetaCode};
 use theurian_protocol::Refusal;
+
+/// The stores an answer drawing on both could not read, in the order the schema lists them.
+pub(crate) fn unread(review: bool, findings: bool) -> Vec<EvidenceStore> {
+    [
+        (review, EvidenceStore::Review),
+        (findings, EvidenceStore::Findings),
+    ]
+    .into_iter()
+    .filter_map(|(unread, store)| unread.then_some(store))
+    .collect()
+}
 
 /// One derived store a review tool serves.
 pub(crate) struct Store {
@@ -72,6 +84,14 @@ pub(crate) fn being_rebuilt() -> Refusal {
         "A build is running in this project and replacing what this tool reads. Ask again in a moment.",
     )
     .retryable()
+}
+
+/// [`check_text`] over an optional filter of one of the wire's string types.
+pub(crate) fn check_filter<V>(name: &str, value: &Option<V>, why_empty: &str) -> Result<(), Refusal>
+where
+    V: std::ops::Deref<Target = String>,
+{
+    check_text(name, value.as_deref().map(String::as_str), why_empty)
 }
 
 /// Refuses a NUL (SQLite's matcher stops at one, silently shortening the filter) and the empty

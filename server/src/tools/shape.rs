@@ -1,20 +1,16 @@
-//! Turning a stored item into the wire's retrieval result: the excerpt, freshness against the
-//! request's moment, anchors, and the safety triple every knowledge-bearing object carries.
+//! Wire shapes more than one handler builds: a stored item as the retrieval result (excerpt,
+//! freshness against the request's moment, anchors, the safety triple every knowledge-bearing
+//! object carries), page cursors and their refusals, the refusal for an item not served, and the
+//! check of an item id a draft may take.
 
+use super::OrInternal;
 use chrono::{DateTime, FixedOffset};
 use theurian_core::model::read::{Anchor, ItemView};
 use theurian_core::model::text::{age_days, excerpt, within};
 use theurian_core::time::parse;
-use theurian_protocol::mcp::{
-    ContentClassification, Freshness, MayContainInstructions, RetrievalResult, SourceAnchor,
-    SourceAnchors,
-};
+use theurian_protocol::mcp::{Freshness, RetrievalResult, SourceAnchor, SourceAnchors};
+use theurian_protocol::tools::ToolId;
 use theurian_protocol::Refusal;
-
-/// A stored value the contract does not admit: a defect, whichever module's type refused it.
-fn bad<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> Refusal {
-    move |e| Refusal::internal(what, &e)
-}
 
 /// Freshness of `v` at `now`.
 pub fn freshness(v: &ItemView, now: &DateTime<FixedOffset>) -> Freshness {
@@ -28,19 +24,44 @@ pub fn freshness(v: &ItemView, now: &DateTime<FixedOffset>) -> Freshness {
     }
 }
 
+/// Builds a wire struct that carries a stored item: the item's identity and labels converted
+/// once, here, with the safety triple every knowledge-bearing object carries, and then the
+/// fields only that struct has. A stored value its wire type refuses is the daemon's fault,
+/// refused as internal to the tool. The wire structs are generated one per schema, so a
+/// function could not name them all; the macro keeps the conversion in one place.
+macro_rules! labelled {
+    ($wire:ident from $view:expr, $tool:expr, { $($field:ident: $value:expr),* $(,)? }) => {{
+        use $crate::tools::OrInternal as _;
+        let view: &theurian_core::model::read::ItemView = $view;
+        $wire {
+            item_id: view.item_id.as_str().try_into().or_internal($tool)?,
+            revision_id: view.revision_id.as_str().try_into().or_internal($tool)?,
+            title: theurian_protocol::mcp::Title(view.title.clone()),
+            status: view.status.parse().or_internal($tool)?,
+            trust_level: view.trust_level.parse().or_internal($tool)?,
+            sensitivity: view.sensitivity.parse().or_internal($tool)?,
+            content_classification: theurian_protocol::mcp::ContentClassification::UntrustedKnowledge,
+            may_contain_instructions: theurian_protocol::mcp::MayContainInstructions(true),
+            executable: Default::default(),
+            $($field: $value),*
+        }
+    }};
+}
+pub(crate) use labelled;
+
 /// The wire result for `v` with `anchors`, without the ranked-path fields.
 pub fn result(
     v: &ItemView,
     anchors: &[Anchor],
     now: &DateTime<FixedOffset>,
-    tool: &'static str,
+    tool: ToolId,
 ) -> Result<RetrievalResult, Refusal> {
     let anchors = anchors
         .iter()
         .map(|a| {
             Ok(SourceAnchor {
-                provider: a.provider.as_str().try_into().map_err(bad(tool))?,
-                source_uri: a.source_uri.as_str().try_into().map_err(bad(tool))?,
+                provider: a.provider.as_str().try_into().or_internal(tool)?,
+                source_uri: a.source_uri.as_str().try_into().or_internal(tool)?,
                 repository: a.repository.clone(),
                 commit_sha: a.commit_sha.clone(),
                 file_path: a.file_path.clone(),
@@ -55,24 +76,15 @@ pub fn result(
             })
         })
         .collect::<Result<Vec<_>, Refusal>>()?;
-    Ok(RetrievalResult {
-        item_id: v.item_id.as_str().try_into().map_err(bad(tool))?,
-        revision_id: v.revision_id.as_str().try_into().map_err(bad(tool))?,
-        title: theurian_protocol::mcp::Title(v.title.clone()),
+    Ok(labelled!(RetrievalResult from v, tool, {
         excerpt: theurian_protocol::mcp::Excerpt(excerpt(&v.body)),
-        content_type: v.content_type.as_str().try_into().map_err(bad(tool))?,
-        status: v.status.parse().map_err(bad(tool))?,
-        trust_level: v.trust_level.parse().map_err(bad(tool))?,
-        sensitivity: v.sensitivity.parse().map_err(bad(tool))?,
+        content_type: v.content_type.as_str().try_into().or_internal(tool)?,
         freshness: freshness(v, now),
         source_anchors: SourceAnchors(anchors),
-        content_classification: ContentClassification::UntrustedKnowledge,
-        may_contain_instructions: MayContainInstructions(true),
-        executable: Default::default(),
         raptor_path: Vec::new(),
         fused_score: None,
         found_by: None,
-    })
+    }))
 }
 
 /// A page cursor as the paged tools issue it (the last item id of the page before), or the

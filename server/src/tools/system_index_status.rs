@@ -4,9 +4,8 @@
 
 use super::prelude::*;
 use theurian_core::index::status::{cure, status, Active, Building, STALE_CURE};
-use theurian_protocol::mcp::{
-    ActiveBuild, SystemIndexStatusInput, SystemIndexStatusResponse, UnpublishedBuild,
-};
+use theurian_protocol::mcp::{ActiveBuild, SystemIndexStatusResponse, UnpublishedBuild};
+use theurian_protocol::tools::args::SystemIndexStatusArgs;
 
 const TOOL: ToolId = ToolId::SystemIndexStatus;
 
@@ -15,15 +14,10 @@ pub(crate) use super::no_check as check;
 pub(crate) async fn answer(
     state: &AppState,
     opened: Opened,
-    input: SystemIndexStatusInput,
+    args: SystemIndexStatusArgs,
 ) -> Result<SystemIndexStatusResponse, Refusal> {
-    let SystemIndexStatusInput {
-        project_id,
-        snapshot_id: _,
-        agent_id: _,
-        task_id: _,
-    } = input;
-    let project = project_id.as_str();
+    let SystemIndexStatusArgs {} = args;
+    let project = opened.project();
     let answering = opened.resolved.state_hash.as_str();
     let visible = state.visible_levels();
     let found = status(
@@ -42,7 +36,7 @@ pub(crate) async fn answer(
         Err(reason) => (None, Some(reason), Some(cure(reason).to_owned())),
     };
     Ok(SystemIndexStatusResponse {
-        project_id: project_id.clone(),
+        project_id: opened.project_id.clone(),
         state_hash: answering.try_into().or_internal(TOOL)?,
         active,
         fallback_reason,

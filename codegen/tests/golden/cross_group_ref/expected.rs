@@ -700,26 +700,27 @@ macro_rules! with_tools {
 /// Implements [`tools::ToolHandlers`] for a server type from one handler module per
 /// tool: `$ty { field }` names the type and its field holding the state each handler
 /// takes, `project = P, open = f` the opened project's type and the async function that
-/// opens one (`f(&state, &ProjectId, Option<&SnapshotId>)`), and `served` / `unserved`
-/// list every tool by its handler name. Each served module is declared here
-/// (`mod knowledge_get;`) and provides `answer(&state, [project,] input)` and, when
-/// project-scoped, `check(&input)`.
+/// opens one from a call's shared context (`f(&state, context)`), and `served` /
+/// `unserved` list every tool by its handler name. Each served module is declared here
+/// (`mod knowledge_get;`) and provides, when project-scoped, `check(&args)` and
+/// `answer(&state, project, args)` over its `tools::args` struct, otherwise
+/// `answer(&state, input)`.
 #[macro_export]
 macro_rules! tool_handlers {
     (@ served item_label, $state:ident) => {
         const ITEM_LABEL : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::ITEM_LABEL); fn check_item_label(input : &
-        $crate::mcp::ItemLabelInput) -> Result < (), $crate::Refusal > {
-        item_label::check(input) } fn item_label(& self, project : Self::Project, input :
-        $crate::mcp::ItemLabelInput) -> impl ::std::future::Future < Output = Result <
-        $crate::mcp::ItemLabelResponse, $crate::Refusal >> + Send { item_label::answer(&
-        self. $state, project, input) }
+        Some($crate::tools::keys::ITEM_LABEL); fn check_item_label(args : &
+        $crate::tools::args::ItemLabelArgs) -> Result < (), $crate::Refusal > {
+        item_label::check(args) } fn item_label(& self, project : Self::Project, args :
+        $crate::tools::args::ItemLabelArgs) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ItemLabelResponse, $crate::Refusal >> + Send {
+        item_label::answer(& self. $state, project, args) }
     };
     (@ unserved item_label) => {
         const ITEM_LABEL : Option < $crate::KeyUsage > = None; fn check_item_label(_ : &
-        $crate::mcp::ItemLabelInput) -> Result < (), $crate::Refusal > { Ok(()) } fn
-        item_label(& self, _ : Self::Project, _ : $crate::mcp::ItemLabelInput) -> impl
-        ::std::future::Future < Output = Result < $crate::mcp::ItemLabelResponse,
+        $crate::tools::args::ItemLabelArgs) -> Result < (), $crate::Refusal > { Ok(()) }
+        fn item_label(& self, _ : Self::Project, _ : $crate::tools::args::ItemLabelArgs)
+        -> impl ::std::future::Future < Output = Result < $crate::mcp::ItemLabelResponse,
         $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(item_label))) } }
     };
@@ -728,11 +729,10 @@ macro_rules! tool_handlers {
         [$($served:ident),* $(,)?]; unserved : [$($unserved:ident),* $(,)?];
     ) => {
         $(mod $served;)* impl $crate::tools::ToolHandlers for $ty { type Project =
-        $project; fn open_project(& self, project_id : & $crate::mcp::ProjectId,
-        snapshot_id : Option < & $crate::mcp::SnapshotId >) -> impl ::std::future::Future
-        < Output = Result < $project, $crate::Refusal >> + Send { $open (& self. $state,
-        project_id, snapshot_id) } $($crate::tool_handlers!(@ served $served, $state);)*
-        $($crate::tool_handlers!(@ unserved $unserved);)* }
+        $project; fn open_project(& self, context : $crate::mcp::ToolContext) -> impl
+        ::std::future::Future < Output = Result < $project, $crate::Refusal >> + Send {
+        $open (& self. $state, context) } $($crate::tool_handlers!(@ served $served,
+        $state);)* $($crate::tool_handlers!(@ unserved $unserved);)* }
     };
 }
 /// The tool table, the handler trait and typed dispatch.
@@ -821,6 +821,30 @@ pub mod tools {
             ],
         };
     }
+    /// Each project-scoped tool's own arguments. The seam splits a decoded input into the
+    /// shared context (which it consumes) and these, which the tool's check and handler
+    /// receive and destructure, so a key added to a schema reaches exactly one place.
+    pub mod args {
+        use super::mcp::*;
+        /// `item.label`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ItemLabelArgs {}
+        impl ItemLabelInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ItemLabelArgs) {
+                let ItemLabelInput { agent_id, project_id, snapshot_id, task_id } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ItemLabelArgs {},
+                )
+            }
+        }
+    }
     /// The daemon's side of the contract. Every tool has a required registration constant
     /// and a required handler method, so a new schema pair does not compile until the
     /// server both decides about it and answers it. A project-scoped tool's handler is
@@ -829,21 +853,22 @@ pub mod tools {
     pub trait ToolHandlers: Send + Sync + 'static {
         /// A project opened at the state a call pins, as the handlers read it.
         type Project: Send;
-        /// Opens `project_id` at `snapshot_id` (its current state when `None`), or refuses.
+        /// Opens the project a call's shared context names, at the state it pins (its current
+        /// state when it pins none), or refuses. The project keeps what else of the context
+        /// its handlers need.
         fn open_project(
             &self,
-            project_id: &mcp::ProjectId,
-            snapshot_id: Option<&mcp::SnapshotId>,
+            context: mcp::ToolContext,
         ) -> impl Future<Output = Result<Self::Project, Refusal>> + Send;
         /// Whether this build serves `item.label`: `None` keeps it out of `tools/list` and refuses calls to it.
         const ITEM_LABEL: Option<KeyUsage>;
         /// Refusals of `item.label` that need no project, before it is opened.
-        fn check_item_label(input: &mcp::ItemLabelInput) -> Result<(), Refusal>;
+        fn check_item_label(args: &args::ItemLabelArgs) -> Result<(), Refusal>;
         /// Answers `item.label` with arguments that already passed the validation seat.
         fn item_label(
             &self,
             project: Self::Project,
-            input: mcp::ItemLabelInput,
+            args: args::ItemLabelArgs,
         ) -> impl Future<Output = Result<mcp::ItemLabelResponse, Refusal>> + Send;
         /// The registration constant of `id`.
         fn key_usage(id: ToolId) -> Option<KeyUsage> {
@@ -883,11 +908,10 @@ pub mod tools {
                 let input: mcp::ItemLabelInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_item_label(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.item_label(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_item_label(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.item_label(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }

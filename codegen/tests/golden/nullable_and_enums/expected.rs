@@ -355,10 +355,11 @@ macro_rules! with_tools {
 /// Implements [`tools::ToolHandlers`] for a server type from one handler module per
 /// tool: `$ty { field }` names the type and its field holding the state each handler
 /// takes, `project = P, open = f` the opened project's type and the async function that
-/// opens one (`f(&state, &ProjectId, Option<&SnapshotId>)`), and `served` / `unserved`
-/// list every tool by its handler name. Each served module is declared here
-/// (`mod knowledge_get;`) and provides `answer(&state, [project,] input)` and, when
-/// project-scoped, `check(&input)`.
+/// opens one from a call's shared context (`f(&state, context)`), and `served` /
+/// `unserved` list every tool by its handler name. Each served module is declared here
+/// (`mod knowledge_get;`) and provides, when project-scoped, `check(&args)` and
+/// `answer(&state, project, args)` over its `tools::args` struct, otherwise
+/// `answer(&state, input)`.
 #[macro_export]
 macro_rules! tool_handlers {
     (

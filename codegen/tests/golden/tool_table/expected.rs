@@ -756,25 +756,26 @@ macro_rules! with_tools {
 /// Implements [`tools::ToolHandlers`] for a server type from one handler module per
 /// tool: `$ty { field }` names the type and its field holding the state each handler
 /// takes, `project = P, open = f` the opened project's type and the async function that
-/// opens one (`f(&state, &ProjectId, Option<&SnapshotId>)`), and `served` / `unserved`
-/// list every tool by its handler name. Each served module is declared here
-/// (`mod knowledge_get;`) and provides `answer(&state, [project,] input)` and, when
-/// project-scoped, `check(&input)`.
+/// opens one from a call's shared context (`f(&state, context)`), and `served` /
+/// `unserved` list every tool by its handler name. Each served module is declared here
+/// (`mod knowledge_get;`) and provides, when project-scoped, `check(&args)` and
+/// `answer(&state, project, args)` over its `tools::args` struct, otherwise
+/// `answer(&state, input)`.
 #[macro_export]
 macro_rules! tool_handlers {
     (@ served item_get, $state:ident) => {
         const ITEM_GET : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::ITEM_GET); fn check_item_get(input : &
-        $crate::mcp::ItemGetInput) -> Result < (), $crate::Refusal > {
-        item_get::check(input) } fn item_get(& self, project : Self::Project, input :
-        $crate::mcp::ItemGetInput) -> impl ::std::future::Future < Output = Result <
-        $crate::mcp::ItemGetResponse, $crate::Refusal >> + Send { item_get::answer(& self
-        . $state, project, input) }
+        Some($crate::tools::keys::ITEM_GET); fn check_item_get(args : &
+        $crate::tools::args::ItemGetArgs) -> Result < (), $crate::Refusal > {
+        item_get::check(args) } fn item_get(& self, project : Self::Project, args :
+        $crate::tools::args::ItemGetArgs) -> impl ::std::future::Future < Output = Result
+        < $crate::mcp::ItemGetResponse, $crate::Refusal >> + Send { item_get::answer(&
+        self. $state, project, args) }
     };
     (@ unserved item_get) => {
         const ITEM_GET : Option < $crate::KeyUsage > = None; fn check_item_get(_ : &
-        $crate::mcp::ItemGetInput) -> Result < (), $crate::Refusal > { Ok(()) } fn
-        item_get(& self, _ : Self::Project, _ : $crate::mcp::ItemGetInput) -> impl
+        $crate::tools::args::ItemGetArgs) -> Result < (), $crate::Refusal > { Ok(()) } fn
+        item_get(& self, _ : Self::Project, _ : $crate::tools::args::ItemGetArgs) -> impl
         ::std::future::Future < Output = Result < $crate::mcp::ItemGetResponse,
         $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(item_get))) } }
@@ -794,19 +795,19 @@ macro_rules! tool_handlers {
     };
     (@ served item_propose, $state:ident) => {
         const ITEM_PROPOSE : Option < $crate::KeyUsage > =
-        Some($crate::tools::keys::ITEM_PROPOSE); fn check_item_propose(input : &
-        $crate::mcp::ItemProposeInput) -> Result < (), $crate::Refusal > {
-        item_propose::check(input) } fn item_propose(& self, project : Self::Project,
-        input : $crate::mcp::ItemProposeInput) -> impl ::std::future::Future < Output =
+        Some($crate::tools::keys::ITEM_PROPOSE); fn check_item_propose(args : &
+        $crate::tools::args::ItemProposeArgs) -> Result < (), $crate::Refusal > {
+        item_propose::check(args) } fn item_propose(& self, project : Self::Project, args
+        : $crate::tools::args::ItemProposeArgs) -> impl ::std::future::Future < Output =
         Result < $crate::mcp::ItemProposeResponse, $crate::Refusal >> + Send {
-        item_propose::answer(& self. $state, project, input) }
+        item_propose::answer(& self. $state, project, args) }
     };
     (@ unserved item_propose) => {
         const ITEM_PROPOSE : Option < $crate::KeyUsage > = None; fn check_item_propose(_
-        : & $crate::mcp::ItemProposeInput) -> Result < (), $crate::Refusal > { Ok(()) }
-        fn item_propose(& self, _ : Self::Project, _ : $crate::mcp::ItemProposeInput) ->
-        impl ::std::future::Future < Output = Result < $crate::mcp::ItemProposeResponse,
-        $crate::Refusal >> + Send { async {
+        : & $crate::tools::args::ItemProposeArgs) -> Result < (), $crate::Refusal > {
+        Ok(()) } fn item_propose(& self, _ : Self::Project, _ :
+        $crate::tools::args::ItemProposeArgs) -> impl ::std::future::Future < Output =
+        Result < $crate::mcp::ItemProposeResponse, $crate::Refusal >> + Send { async {
         Err($crate::Refusal::not_served(stringify!(item_propose))) } }
     };
     (
@@ -814,11 +815,10 @@ macro_rules! tool_handlers {
         [$($served:ident),* $(,)?]; unserved : [$($unserved:ident),* $(,)?];
     ) => {
         $(mod $served;)* impl $crate::tools::ToolHandlers for $ty { type Project =
-        $project; fn open_project(& self, project_id : & $crate::mcp::ProjectId,
-        snapshot_id : Option < & $crate::mcp::SnapshotId >) -> impl ::std::future::Future
-        < Output = Result < $project, $crate::Refusal >> + Send { $open (& self. $state,
-        project_id, snapshot_id) } $($crate::tool_handlers!(@ served $served, $state);)*
-        $($crate::tool_handlers!(@ unserved $unserved);)* }
+        $project; fn open_project(& self, context : $crate::mcp::ToolContext) -> impl
+        ::std::future::Future < Output = Result < $project, $crate::Refusal >> + Send {
+        $open (& self. $state, context) } $($crate::tool_handlers!(@ served $served,
+        $state);)* $($crate::tool_handlers!(@ unserved $unserved);)* }
     };
 }
 /// The tool table, the handler trait and typed dispatch.
@@ -944,6 +944,66 @@ pub mod tools {
             unread: &[],
         };
     }
+    /// Each project-scoped tool's own arguments. The seam splits a decoded input into the
+    /// shared context (which it consumes) and these, which the tool's check and handler
+    /// receive and destructure, so a key added to a schema reaches exactly one place.
+    pub mod args {
+        use super::mcp::*;
+        /// `item.get`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ItemGetArgs {
+            ///Item id.
+            pub item_id: ItemGetInputItemId,
+        }
+        impl ItemGetInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ItemGetArgs) {
+                let ItemGetInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    item_id,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ItemGetArgs { item_id },
+                )
+            }
+        }
+        /// `item.propose`'s own arguments: its input less the shared context.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct ItemProposeArgs {
+            ///Body.
+            pub body: ItemProposeInputBody,
+        }
+        impl ItemProposeInput {
+            /// The shared context the seam consumes, and the arguments the handler reads.
+            pub fn split(self) -> (ToolContext, ItemProposeArgs) {
+                let ItemProposeInput {
+                    agent_id,
+                    project_id,
+                    snapshot_id,
+                    task_id,
+                    body,
+                } = self;
+                (
+                    ToolContext {
+                        agent_id,
+                        project_id,
+                        snapshot_id,
+                        task_id,
+                    },
+                    ItemProposeArgs { body },
+                )
+            }
+        }
+    }
     /// The daemon's side of the contract. Every tool has a required registration constant
     /// and a required handler method, so a new schema pair does not compile until the
     /// server both decides about it and answers it. A project-scoped tool's handler is
@@ -952,11 +1012,12 @@ pub mod tools {
     pub trait ToolHandlers: Send + Sync + 'static {
         /// A project opened at the state a call pins, as the handlers read it.
         type Project: Send;
-        /// Opens `project_id` at `snapshot_id` (its current state when `None`), or refuses.
+        /// Opens the project a call's shared context names, at the state it pins (its current
+        /// state when it pins none), or refuses. The project keeps what else of the context
+        /// its handlers need.
         fn open_project(
             &self,
-            project_id: &mcp::ProjectId,
-            snapshot_id: Option<&mcp::SnapshotId>,
+            context: mcp::ToolContext,
         ) -> impl Future<Output = Result<Self::Project, Refusal>> + Send;
         /// Whether this build serves `item.get`: `None` keeps it out of `tools/list` and refuses calls to it.
         const ITEM_GET: Option<KeyUsage>;
@@ -965,12 +1026,12 @@ pub mod tools {
         /// Whether this build serves `item.propose`: `None` keeps it out of `tools/list` and refuses calls to it.
         const ITEM_PROPOSE: Option<KeyUsage>;
         /// Refusals of `item.get` that need no project, before it is opened.
-        fn check_item_get(input: &mcp::ItemGetInput) -> Result<(), Refusal>;
+        fn check_item_get(args: &args::ItemGetArgs) -> Result<(), Refusal>;
         /// Answers `item.get` with arguments that already passed the validation seat.
         fn item_get(
             &self,
             project: Self::Project,
-            input: mcp::ItemGetInput,
+            args: args::ItemGetArgs,
         ) -> impl Future<Output = Result<mcp::ItemGetResponse, Refusal>> + Send;
         /// Answers `system.ping` with arguments that already passed the validation seat.
         fn system_ping(
@@ -978,12 +1039,12 @@ pub mod tools {
             input: mcp::SystemPingInput,
         ) -> impl Future<Output = Result<mcp::SystemPingResponse, Refusal>> + Send;
         /// Refusals of `item.propose` that need no project, before it is opened.
-        fn check_item_propose(input: &mcp::ItemProposeInput) -> Result<(), Refusal>;
+        fn check_item_propose(args: &args::ItemProposeArgs) -> Result<(), Refusal>;
         /// Answers `item.propose` with arguments that already passed the validation seat.
         fn item_propose(
             &self,
             project: Self::Project,
-            input: mcp::ItemProposeInput,
+            args: args::ItemProposeArgs,
         ) -> impl Future<Output = Result<mcp::ItemProposeResponse, Refusal>> + Send;
         /// The registration constant of `id`.
         fn key_usage(id: ToolId) -> Option<KeyUsage> {
@@ -1035,11 +1096,10 @@ pub mod tools {
                 let input: mcp::ItemGetInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_item_get(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.item_get(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_item_get(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.item_get(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
@@ -1053,11 +1113,10 @@ pub mod tools {
                 let input: mcp::ItemProposeInput = serde_json::from_value(arguments)
                     .map_err(|e| Refusal::undecodable(id.spec().name, &e))?;
                 let output = {
-                    H::check_item_propose(&input)?;
-                    let project = handlers
-                        .open_project(&input.project_id, input.snapshot_id.as_ref())
-                        .await?;
-                    handlers.item_propose(project, input).await?
+                    let (context, args) = input.split();
+                    H::check_item_propose(&args)?;
+                    let project = handlers.open_project(context).await?;
+                    handlers.item_propose(project, args).await?
                 };
                 Ok(crate::answer::Answer::new(output))
             }
