@@ -330,18 +330,12 @@ fn tool_args(
         t.name
     );
     let syn::Fields::Named(named) = &input_struct.fields else {
-        // An input of the shared context alone is generated as a newtype over it.
-        return Ok(quote! {
-            #[doc = #doc]
-            #[derive(Debug, Clone, PartialEq)]
-            pub struct #args {}
-            impl #input {
-                /// The shared context, and the tool's (empty) own arguments.
-                pub fn split(self) -> (#context_ty, #args) {
-                    (self.0, #args {})
-                }
-            }
-        });
+        // typify gives every object input named fields, the context-only ones included; an
+        // input of another shape has no keys to part.
+        return Err(refused(format!(
+            "tool {}'s input was generated as {input} without named fields, so its shared context cannot be split from its arguments",
+            t.name
+        )));
     };
     let fields: Vec<&syn::Field> = named.named.iter().collect();
     let is_context = |f: &syn::Field| {

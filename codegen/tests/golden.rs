@@ -8,7 +8,7 @@
 //!
 //! | fixture | what it pins |
 //! |---|---|
-//! | `tool_table` | the tool table, generated key usage (a read-only tool leaves the agent labels unread, a write-intent one reads them), the handler trait with the project opener and pre-open checks for project-scoped tools only, dispatch, and the `tool_handlers!` and `with_tools!` macros |
+//! | `tool_table` | the tool table, generated key usage (a read-only tool leaves the agent labels unread, a write-intent one reads them), each project-scoped tool's own arguments and the `split` that parts them from the shared context, the handler trait with the context opener and pre-open checks for project-scoped tools only, dispatch, and the `tool_handlers!` and `with_tools!` macros |
 //! | `cross_group_ref` | a `$ref` into another schema group's `$defs` uses that group's type (one type per concept); the shared context folded into a closed input |
 //! | `nullable_and_enums` | a required key that may be null, an optional nullable key, a nullable `oneOf`, and string enums with their `VALUES`, `ALL` and `as_str` |
 
@@ -95,5 +95,43 @@ fn a_contract_without_project_scoped_tools_has_no_project_opener() {
     assert!(
         !tools.contains("fn check_system_ping"),
         "an unscoped tool has none"
+    );
+    assert!(
+        tools.contains("pub fn split(self) -> (ToolContext, ItemGetArgs)"),
+        "a scoped tool's input parts into the context and its own arguments"
+    );
+    assert!(
+        !tools.contains("SystemPingArgs"),
+        "an unscoped tool keeps its input whole"
+    );
+}
+
+#[test]
+fn a_scoped_tool_missing_part_of_the_shared_context_is_refused_by_name() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-partial-context");
+    let _ = std::fs::remove_dir_all(&dir);
+    let from = fixture("tool_table").join("schemas");
+    for group in ["mcp", "protocol"] {
+        std::fs::create_dir_all(dir.join(group)).expect("mkdir");
+        for entry in std::fs::read_dir(from.join(group)).expect("fixture") {
+            let entry = entry.expect("entry");
+            std::fs::copy(entry.path(), dir.join(group).join(entry.file_name())).expect("copy");
+        }
+    }
+    // item.get names the project and the pin itself instead of including the whole context.
+    let input = dir.join("mcp/item-get-input.schema.json");
+    let mut schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&input).expect("read")).expect("json");
+    schema.as_object_mut().expect("object").remove("allOf");
+    schema["properties"]["projectId"] = serde_json::json!({"type": "string"});
+    schema["properties"]["snapshotId"] = serde_json::json!({"type": "string"});
+    std::fs::write(&input, schema.to_string()).expect("write");
+    let err = theurian_codegen::generate(&dir, "golden-partial-context")
+        .expect_err("a scoped tool needs the whole context");
+    let message = err.to_string();
+    assert!(message.contains("item.get"), "{message}");
+    assert!(
+        message.contains("agent_id") || message.contains("task_id"),
+        "{message}"
     );
 }
