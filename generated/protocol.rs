@@ -16910,6 +16910,853 @@ pub mod evidence {
         }
     }
 }
+/// A `.theurian/evaluations/*.yaml` question set, and the report `theurian eval` writes.
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    missing_docs,
+    unused_imports,
+    dead_code,
+    irrefutable_let_patterns
+)]
+pub mod evaluation {
+    ///An item id, or a review thread's record key when the tool is `review.findSimilar`; at most 200 characters.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct AnswerKey(::std::string::String);
+    impl ::std::ops::Deref for AnswerKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AnswerKey> for ::std::string::String {
+        fn from(value: AnswerKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AnswerKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[^\\u0000-\\u001f\\u007f\\s]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[^\\u0000-\\u001f\\u007f\\s]+$\"".into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AnswerKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AnswerKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AnswerKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The metrics of one question class.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct ClassMetrics {
+        pub class: QueryClass,
+        pub metrics: Metrics,
+    }
+    ///The tool that answers the question. `knowledge.search` ranks items for `text`; `knowledge.getContext` packs items for `text` as the task (and `paths`); `review.findSimilar` ranks review threads for `text` as the situation (and the first of `paths` as the file).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum EvaluatedTool {
+        #[serde(rename = "knowledge.search")]
+        KnowledgeSearch,
+        #[serde(rename = "knowledge.getContext")]
+        KnowledgeGetContext,
+        #[serde(rename = "review.findSimilar")]
+        ReviewFindSimilar,
+    }
+    impl ::std::fmt::Display for EvaluatedTool {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::KnowledgeSearch => f.write_str("knowledge.search"),
+                Self::KnowledgeGetContext => f.write_str("knowledge.getContext"),
+                Self::ReviewFindSimilar => f.write_str("review.findSimilar"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for EvaluatedTool {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "knowledge.search" => Ok(Self::KnowledgeSearch),
+                "knowledge.getContext" => Ok(Self::KnowledgeGetContext),
+                "review.findSimilar" => Ok(Self::ReviewFindSimilar),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EvaluatedTool {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EvaluatedTool {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///What `theurian eval` measured: the golden questions of `.theurian/evaluations/` asked through the served tools, once per retrieval mode, against one applied state. Everything but the latencies is a function of the state, the sets and the mode, so two runs on one state differ only there.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct EvaluationReport {
+        ///This format's version.
+        #[serde(rename = "formatVersion")]
+        pub format_version: ::serde_json::Value,
+        pub gate: Gate,
+        ///The cutoff of recall@k and of every ranked list read.
+        pub k: ::std::num::NonZeroU64,
+        ///The project evaluated.
+        #[serde(rename = "projectId")]
+        pub project_id: ::std::string::String,
+        ///One entry per retrieval mode, in a fixed order.
+        pub runs: ::std::vec::Vec<Run>,
+        ///The evaluation files read, relative to the project root, in name order.
+        pub sets: ::std::vec::Vec<::std::string::String>,
+        ///The applied state the questions were asked of.
+        #[serde(rename = "stateHash")]
+        pub state_hash: ::std::string::String,
+    }
+    ///Golden questions for `theurian eval`, committed beside the knowledge they question. Each question names the tool that answers it, the words an agent would use, and the answers a right ranking puts first. Judgements are fixed in Git: they detect regressions and choose between designs; nothing learns from them.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct EvaluationSet {
+        ///What the set covers, for the people who keep it.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<Line>,
+        ///The version of this format; 1 is the only one.
+        #[serde(rename = "formatVersion")]
+        pub format_version: ::serde_json::Value,
+        ///The questions, at most 5,000 per file.
+        pub queries: ::std::vec::Vec<Query>,
+    }
+    ///The thresholds given on the command line, checked against every run that could run.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct Gate {
+        ///True when no threshold was missed (also when none was given).
+        pub passed: bool,
+        ///Every missed threshold.
+        pub violations: ::std::vec::Vec<Violation>,
+    }
+    ///One line of text without control characters, at most 2,000 characters.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct Line(::std::string::String);
+    impl ::std::ops::Deref for Line {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<Line> for ::std::string::String {
+        fn from(value: Line) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for Line {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2000usize {
+                return Err("longer than 2000 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[^\\u0000-\\u001f\\u007f]*$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[^\\u0000-\\u001f\\u007f]*$\"".into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Line {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Line {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Line {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A metric a threshold can name.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum MetricName {
+        #[serde(rename = "mrr")]
+        Mrr,
+        #[serde(rename = "recallAt1")]
+        RecallAt1,
+        #[serde(rename = "recallAtK")]
+        RecallAtK,
+        #[serde(rename = "supersededErrorRate")]
+        SupersededErrorRate,
+        #[serde(rename = "abstentionAccuracy")]
+        AbstentionAccuracy,
+        #[serde(rename = "falseAbstentionRate")]
+        FalseAbstentionRate,
+        #[serde(rename = "p50Ms")]
+        P50Ms,
+        #[serde(rename = "p95Ms")]
+        P95Ms,
+    }
+    impl ::std::fmt::Display for MetricName {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Mrr => f.write_str("mrr"),
+                Self::RecallAt1 => f.write_str("recallAt1"),
+                Self::RecallAtK => f.write_str("recallAtK"),
+                Self::SupersededErrorRate => f.write_str("supersededErrorRate"),
+                Self::AbstentionAccuracy => f.write_str("abstentionAccuracy"),
+                Self::FalseAbstentionRate => f.write_str("falseAbstentionRate"),
+                Self::P50Ms => f.write_str("p50Ms"),
+                Self::P95Ms => f.write_str("p95Ms"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for MetricName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "mrr" => Ok(Self::Mrr),
+                "recallAt1" => Ok(Self::RecallAt1),
+                "recallAtK" => Ok(Self::RecallAtK),
+                "supersededErrorRate" => Ok(Self::SupersededErrorRate),
+                "abstentionAccuracy" => Ok(Self::AbstentionAccuracy),
+                "falseAbstentionRate" => Ok(Self::FalseAbstentionRate),
+                "p50Ms" => Ok(Self::P50Ms),
+                "p95Ms" => Ok(Self::P95Ms),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for MetricName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for MetricName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Scores over a group of questions. A rate with no question to measure it is null.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct Metrics {
+        ///Share of `unknown` questions answered with nothing.
+        #[serde(
+            default,
+            rename = "abstentionAccuracy",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub abstention_accuracy: ::std::option::Option<f64>,
+        ///Share of answerable questions answered with nothing.
+        #[serde(
+            default,
+            rename = "falseAbstentionRate",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub false_abstention_rate: ::std::option::Option<f64>,
+        ///Mean over answerable questions of 1 / the rank of the first right answer within k (0 when none is).
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub mrr: ::std::option::Option<f64>,
+        ///Median time of one tool call in process, milliseconds.
+        #[serde(
+            default,
+            rename = "p50Ms",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub p50_ms: ::std::option::Option<f64>,
+        ///95th percentile of that time, milliseconds.
+        #[serde(
+            default,
+            rename = "p95Ms",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub p95_ms: ::std::option::Option<f64>,
+        ///Questions in the group.
+        pub queries: u64,
+        ///Mean over answerable questions of the share of right answers ranked first.
+        #[serde(
+            default,
+            rename = "recallAt1",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub recall_at1: ::std::option::Option<f64>,
+        ///Mean over answerable questions of the share of right answers within k.
+        #[serde(
+            default,
+            rename = "recallAtK",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub recall_at_k: ::std::option::Option<f64>,
+        ///Share of `superseded` questions where a stale item ranks within k above every right answer.
+        #[serde(
+            default,
+            rename = "supersededErrorRate",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub superseded_error_rate: ::std::option::Option<f64>,
+    }
+    ///How one question fared.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct Outcome {
+        ///How many results the tool gave, at most k.
+        pub answered: u64,
+        pub class: QueryClass,
+        #[serde(rename = "queryId")]
+        pub query_id: QueryId,
+        ///Where the first right answer ranked, from 1; null when it is not within k.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub rank: ::std::option::Option<::std::num::NonZeroU64>,
+        ///The tool's refusal code, when it refused the question.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub refusal: ::std::option::Option<::std::string::String>,
+        ///The file that holds the question.
+        pub set: ::std::string::String,
+        ///Whether a stale item ranked above every right answer.
+        #[serde(rename = "staleAhead")]
+        pub stale_ahead: bool,
+    }
+    ///One question and its judgement.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct Query {
+        pub class: QueryClass,
+        ///Every right answer, best first; at most 50. Required unless the class is `unknown`, which must have none.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expect: ::std::option::Option<::std::vec::Vec<AnswerKey>>,
+        pub id: QueryId,
+        ///Why the answer is right, for the people who keep the set.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub note: ::std::option::Option<Line>,
+        ///Repository paths the agent is working on, for tools that take them; at most 20.
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        pub paths: ::std::vec::Vec<Line>,
+        ///For `superseded` questions only: the superseded items, which must not rank above the first right answer; at most 50.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub stale: ::std::option::Option<::std::vec::Vec<AnswerKey>>,
+        ///The question as an agent would send it.
+        pub text: Line,
+        #[serde(default = "defaults::query_tool")]
+        pub tool: EvaluatedTool,
+    }
+    ///What the question tests. `exact`: words an author of the answer would use. `paraphrase`: the same need in other words. `rejected-alternative`: asks about an option that was turned down; the answer is the item that records why. `superseded`: the answer is the successor, and the items named in `stale` must not rank above it. `unknown`: the knowledge holds no answer, and answering nothing is right.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum QueryClass {
+        #[serde(rename = "exact")]
+        Exact,
+        #[serde(rename = "paraphrase")]
+        Paraphrase,
+        #[serde(rename = "rejected-alternative")]
+        RejectedAlternative,
+        #[serde(rename = "superseded")]
+        Superseded,
+        #[serde(rename = "unknown")]
+        Unknown,
+    }
+    impl ::std::fmt::Display for QueryClass {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Exact => f.write_str("exact"),
+                Self::Paraphrase => f.write_str("paraphrase"),
+                Self::RejectedAlternative => f.write_str("rejected-alternative"),
+                Self::Superseded => f.write_str("superseded"),
+                Self::Unknown => f.write_str("unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for QueryClass {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "exact" => Ok(Self::Exact),
+                "paraphrase" => Ok(Self::Paraphrase),
+                "rejected-alternative" => Ok(Self::RejectedAlternative),
+                "superseded" => Ok(Self::Superseded),
+                "unknown" => Ok(Self::Unknown),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for QueryClass {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for QueryClass {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The question's name, unique within its file: lowercase letters, digits, `.`, `_` and `-`, at most 128 characters.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct QueryId(::std::string::String);
+    impl ::std::ops::Deref for QueryId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<QueryId> for ::std::string::String {
+        fn from(value: QueryId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for QueryId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[a-z0-9][a-z0-9._-]{0,127}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[a-z0-9][a-z0-9._-]{0,127}$\"".into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for QueryId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for QueryId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for QueryId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`lexical`: the ranking the reference serves. `semantic`: the same tools with the embedding retriever fused in.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum RetrievalMode {
+        #[serde(rename = "lexical")]
+        Lexical,
+        #[serde(rename = "semantic")]
+        Semantic,
+    }
+    impl ::std::fmt::Display for RetrievalMode {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Lexical => f.write_str("lexical"),
+                Self::Semantic => f.write_str("semantic"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for RetrievalMode {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "lexical" => Ok(Self::Lexical),
+                "semantic" => Ok(Self::Semantic),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RetrievalMode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RetrievalMode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The questions asked in one retrieval mode.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct Run {
+        ///Whether this mode could run; when not, `reason` says why and nothing was measured.
+        pub available: bool,
+        ///Per class, in the order the classes are declared.
+        #[serde(rename = "byClass")]
+        pub by_class: ::std::vec::Vec<ClassMetrics>,
+        pub mode: RetrievalMode,
+        ///Every question, in file and question order.
+        pub outcomes: ::std::vec::Vec<Outcome>,
+        pub overall: Metrics,
+        ///Why the mode could not run, and the cure.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<::std::string::String>,
+    }
+    ///A threshold a run did not meet.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct Violation {
+        ///`min`: the value had to be at least the threshold; `max`: at most.
+        pub bound: ViolationBound,
+        pub metric: MetricName,
+        pub mode: RetrievalMode,
+        ///The bound given.
+        pub threshold: f64,
+        ///What was measured; null when nothing measured it, which fails the gate.
+        #[serde(default, deserialize_with = "::std::option::Option::deserialize")]
+        pub value: ::std::option::Option<f64>,
+    }
+    ///`min`: the value had to be at least the threshold; `max`: at most.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ViolationBound {
+        #[serde(rename = "min")]
+        Min,
+        #[serde(rename = "max")]
+        Max,
+    }
+    impl ::std::fmt::Display for ViolationBound {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Min => f.write_str("min"),
+                Self::Max => f.write_str("max"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ViolationBound {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "min" => Ok(Self::Min),
+                "max" => Ok(Self::Max),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ViolationBound {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ViolationBound {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    /// Generation of default values for serde.
+    pub mod defaults {
+        pub(super) fn query_tool() -> super::EvaluatedTool {
+            super::EvaluatedTool::KnowledgeSearch
+        }
+    }
+    /// Error types.
+    pub mod error {
+        /// Error from a `TryFrom` or `FromStr` implementation.
+        pub struct ConversionError(::std::borrow::Cow<'static, str>);
+        impl ::std::error::Error for ConversionError {}
+        impl ::std::fmt::Display for ConversionError {
+            fn fmt(
+                &self,
+                f: &mut ::std::fmt::Formatter<'_>,
+            ) -> Result<(), ::std::fmt::Error> {
+                ::std::fmt::Display::fmt(&self.0, f)
+            }
+        }
+        impl ::std::fmt::Debug for ConversionError {
+            fn fmt(
+                &self,
+                f: &mut ::std::fmt::Formatter<'_>,
+            ) -> Result<(), ::std::fmt::Error> {
+                ::std::fmt::Debug::fmt(&self.0, f)
+            }
+        }
+        impl From<&'static str> for ConversionError {
+            fn from(value: &'static str) -> Self {
+                Self(value.into())
+            }
+        }
+        impl From<String> for ConversionError {
+            fn from(value: String) -> Self {
+                Self(value.into())
+            }
+        }
+    }
+    impl EvaluatedTool {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "knowledge.search",
+            "knowledge.getContext",
+            "review.findSimilar",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::KnowledgeSearch,
+            Self::KnowledgeGetContext,
+            Self::ReviewFindSimilar,
+        ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::KnowledgeSearch => "knowledge.search",
+                Self::KnowledgeGetContext => "knowledge.getContext",
+                Self::ReviewFindSimilar => "review.findSimilar",
+            }
+        }
+    }
+    impl MetricName {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "mrr",
+            "recallAt1",
+            "recallAtK",
+            "supersededErrorRate",
+            "abstentionAccuracy",
+            "falseAbstentionRate",
+            "p50Ms",
+            "p95Ms",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Mrr,
+            Self::RecallAt1,
+            Self::RecallAtK,
+            Self::SupersededErrorRate,
+            Self::AbstentionAccuracy,
+            Self::FalseAbstentionRate,
+            Self::P50Ms,
+            Self::P95Ms,
+        ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Mrr => "mrr",
+                Self::RecallAt1 => "recallAt1",
+                Self::RecallAtK => "recallAtK",
+                Self::SupersededErrorRate => "supersededErrorRate",
+                Self::AbstentionAccuracy => "abstentionAccuracy",
+                Self::FalseAbstentionRate => "falseAbstentionRate",
+                Self::P50Ms => "p50Ms",
+                Self::P95Ms => "p95Ms",
+            }
+        }
+    }
+    impl QueryClass {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &[
+            "exact",
+            "paraphrase",
+            "rejected-alternative",
+            "superseded",
+            "unknown",
+        ];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[
+            Self::Exact,
+            Self::Paraphrase,
+            Self::RejectedAlternative,
+            Self::Superseded,
+            Self::Unknown,
+        ];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Exact => "exact",
+                Self::Paraphrase => "paraphrase",
+                Self::RejectedAlternative => "rejected-alternative",
+                Self::Superseded => "superseded",
+                Self::Unknown => "unknown",
+            }
+        }
+    }
+    impl RetrievalMode {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["lexical", "semantic"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Lexical, Self::Semantic];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Lexical => "lexical",
+                Self::Semantic => "semantic",
+            }
+        }
+    }
+    impl ViolationBound {
+        /// Every accepted spelling, in the order the schema lists them.
+        pub const VALUES: &'static [&'static str] = &["min", "max"];
+        /// Every value, in the same order as [`Self::VALUES`].
+        pub const ALL: &'static [Self] = &[Self::Min, Self::Max];
+        /// This value's wire spelling, borrowed for as long as the program runs.
+        pub const fn as_str(&self) -> &'static str {
+            match self {
+                Self::Min => "min",
+                Self::Max => "max",
+            }
+        }
+    }
+}
 /// Every schema file under `schemas/`, embedded at build time.
 pub mod schemas {
     /// One embedded schema file.
@@ -16930,6 +17777,22 @@ pub mod schemas {
             text: include_str!(
                 concat!(env!("CARGO_MANIFEST_DIR"),
                 "/schemas/config/project-config.schema.json")
+            ),
+        },
+        SchemaDocument {
+            path: "evaluations/evaluation-report.schema.json",
+            id: "https://theurian.dev/schemas/evaluations/evaluation-report.schema.json",
+            text: include_str!(
+                concat!(env!("CARGO_MANIFEST_DIR"),
+                "/schemas/evaluations/evaluation-report.schema.json")
+            ),
+        },
+        SchemaDocument {
+            path: "evaluations/evaluation-set.schema.json",
+            id: "https://theurian.dev/schemas/evaluations/evaluation-set.schema.json",
+            text: include_str!(
+                concat!(env!("CARGO_MANIFEST_DIR"),
+                "/schemas/evaluations/evaluation-set.schema.json")
             ),
         },
         SchemaDocument {

@@ -319,6 +319,9 @@ fn describe(kind: &ValidationErrorKind) -> String {
         K::MinItems { limit } => format!("holds fewer than {limit} items ('minItems')"),
         K::MaxProperties { limit } => format!("holds more than {limit} keys ('maxProperties')"),
         K::MinProperties { limit } => format!("holds fewer than {limit} keys ('minProperties')"),
+        K::FalseSchema => {
+            "is not allowed in this case (the schema forbids the key here)".to_owned()
+        }
         other => format!("does not satisfy the schema's '{}' rule", other.keyword()),
     }
 }

@@ -95,6 +95,12 @@ pub enum Command {
     /// Read the retrieval feedback agents reported through `knowledge.submitFeedback`.
     #[command(subcommand)]
     Feedback(FeedbackCommand),
+    /// Score retrieval on the golden questions in `.theurian/evaluations/`.
+    ///
+    /// Each question goes through the tool it names, as an agent's would; the report gives
+    /// recall@k, MRR, superseded errors, abstention and latency per retrieval mode. Run it in a project with an applied state and a built index. With `--require` it is a CI
+    /// gate: it exits 1 when a run misses a threshold.
+    Eval(EvalArgs),
     /// Compare schema trees and gate breaking changes to the contract.
     ///
     /// `diff` exits 0 when nothing breaks, 1 when something does; `check` exits 0 when the
@@ -715,4 +721,43 @@ pub enum SetupClient {
     Cursor,
     /// Any MCP client that speaks Streamable HTTP: the endpoint, the header and what to check.
     Generic,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// How many results each question reads; recall@k uses the same cutoff (1 to 50).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u8).range(1..=50))]
+    pub k: u8,
+    /// Only the evaluation files whose path ends with this (repeatable).
+    #[arg(long = "set", value_name = "FILE")]
+    pub sets: Vec<String>,
+    /// A threshold every run must meet, as METRIC=VALUE (repeatable): at least VALUE for mrr,
+    /// recallAt1, recallAtK and abstentionAccuracy; at most VALUE for supersededErrorRate,
+    /// falseAbstentionRate, p50Ms and p95Ms.
+    #[arg(long = "require", value_name = "METRIC=VALUE", value_parser = parse_threshold)]
+    pub require: Vec<(theurian_protocol::evaluation::MetricName, f64)>,
+}
+
+fn parse_threshold(text: &str) -> Result<(theurian_protocol::evaluation::MetricName, f64), String> {
+    let (name, value) = text
+        .split_once('=')
+        .ok_or("write METRIC=VALUE, e.g. mrr=0.8")?;
+    let metric = theurian_protocol::evaluation::MetricName::ALL
+        .iter()
+        .copied()
+        .find(|m| m.as_str() == name.trim())
+        .ok_or_else(|| {
+            let names: Vec<&str> = theurian_protocol::evaluation::MetricName::ALL
+                .iter()
+                .map(|m| m.as_str())
+                .collect();
+            format!("the metric is not one of {}", names.join(", "))
+        })?;
+    let value: f64 = value
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or("VALUE must be a finite number")?;
+    Ok((metric, value))
 }

@@ -94,6 +94,11 @@ const GROUPS: &[(&str, &str, &str)] = &[
         "evidence",
         "A review evidence file under `.theurian/review/`.",
     ),
+    (
+        "evaluations",
+        "evaluation",
+        "A `.theurian/evaluations/*.yaml` question set, and the report `theurian eval` writes.",
+    ),
 ];
 
 /// Generates the protocol source for the schemas under `schema_dir`, formatted and with the

@@ -23,6 +23,8 @@
 //!   refusals, pinning, retries, the version check, SSE answers.
 //! * `ts_client`: the generated TypeScript package over the official MCP SDK against a daemon
 //!   (clients group).
+//! * `eval`: `theurian eval` on the demo's question set: scores through the served tools,
+//!   the report's schema, the gate, refusals by key path, the ceiling.
 //! * `parity`: our lexical and substring rankings against SQLite FTS5's bm25, row for row.
 
 mod authoring;
@@ -35,6 +37,7 @@ mod context;
 mod contract;
 mod daemon_cli;
 mod designed_tools;
+mod eval;
 mod feedback;
 mod findings;
 mod fixture;

@@ -13,6 +13,7 @@ mod contract;
 mod daemon;
 mod doctor;
 mod doctor_report;
+mod eval;
 mod feedback;
 pub(crate) mod findings;
 mod index;
@@ -74,6 +75,11 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
             std::process::exit(exit as i32);
         }
         Command::Feedback(cmd) => feedback::run(&data, cmd),
+        Command::Eval(args) => {
+            let (report, exit) = eval::run(&data, args, cli.json)?;
+            crate::output::success(&report, cli.json);
+            std::process::exit(exit as i32);
+        }
         Command::Contract(cmd) => {
             let (report, exit) = contract::run(cmd, cli.json)?;
             if cli.json {
