@@ -21,6 +21,14 @@ const OURS_ONLY: &[(&str, &str)] = &[
         "the reference publishes no schema for its evidence files; ours states the format review.md section 2.2 describes",
     ),
     (
+        "evaluations/evaluation-set.schema.json",
+        "the reference reserves .theurian/evaluations/ but defines no format for it (formats.md section 1.2)",
+    ),
+    (
+        "evaluations/evaluation-report.schema.json",
+        "`theurian eval` is ours; the reference has no evaluation command",
+    ),
+    (
         "mcp/common.schema.json",
         "only $defs shared by other files; structure is compared where they are used",
     ),
