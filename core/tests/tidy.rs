@@ -191,6 +191,7 @@ fn every_hand_written_rust_file_opens_with_a_module_doc() {
     for dir in [
         "base/src",
         "index/src",
+        "embed/src",
         "core/src",
         "contract-diff/src",
         "protocol",
