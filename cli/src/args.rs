@@ -510,6 +510,19 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         query_words: usize,
     },
+    /// Time the installed embedding model: query vectors, a first embedding of every passage
+    /// of a corpus into an empty cache, and the rebuild after one document changed.
+    Embed {
+        /// One document per .md/.txt/.rst file under DIR; the demo project's items without it.
+        #[arg(long, value_name = "DIR")]
+        docs: Option<std::path::PathBuf>,
+        /// Passages embedded at most (the first ones, in document order).
+        #[arg(long, default_value_t = 400)]
+        limit: usize,
+        /// Query vectors timed.
+        #[arg(long, default_value_t = 100)]
+        queries: usize,
+    },
     /// Time each designed tool (getContext, trace, listChanges, checkFreshness, submitFeedback,
     /// project.status, system.indexStatus) over a real socket on a generated corpus given
     /// relations, a second state, a Git history and a ranked index.

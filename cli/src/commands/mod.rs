@@ -2,6 +2,7 @@
 
 mod auth;
 mod bench;
+mod bench_embed;
 mod bench_findings;
 mod bench_fuzz;
 mod bench_review;

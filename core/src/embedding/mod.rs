@@ -8,6 +8,7 @@
 //! must match its pinned digest before it is installed, so an installed model is always the
 //! model this build was tested with.
 
+pub mod cache;
 pub mod zip;
 
 use crate::datadir::DataDir;
@@ -229,6 +230,58 @@ fn fetch(data: &DataDir, model: &KnownModel) -> Result<tempfile::TempDir, CoreEr
         ));
     }
     Ok(staging)
+}
+
+/// Where passage vectors are cached, for every model (the cache keys them by identity).
+pub fn cache_path(data: &DataDir) -> PathBuf {
+    data.root().join("models").join("vectors.sqlite")
+}
+
+/// An installed model, loaded and named for the cache.
+pub struct LocalModel {
+    model: theurian_embed::Embedder,
+    identity: String,
+}
+
+impl LocalModel {
+    /// The installed `model`, or `None` when it is not installed.
+    pub fn load(data: &DataDir, known: &KnownModel) -> Result<Option<LocalModel>, CoreError> {
+        let dir = model_dir(data, known);
+        if !present(&dir, known) {
+            return Ok(None);
+        }
+        let model = theurian_embed::Embedder::load(&dir).map_err(|e| {
+            CoreError::state(
+                format!("The installed model {} cannot be loaded: {e}.", known.name),
+                "Move its directory aside and run `theurian model install` again.",
+            )
+        })?;
+        let weights = known
+            .files
+            .iter()
+            .map(|(_, digest, _)| &digest[..12])
+            .collect::<Vec<_>>()
+            .join("-");
+        Ok(Some(LocalModel {
+            model,
+            identity: format!("{}@{weights}", known.name),
+        }))
+    }
+
+    /// The vector width.
+    pub fn dimension(&self) -> usize {
+        self.model.dimension()
+    }
+}
+
+impl cache::Embedder for LocalModel {
+    fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
+        self.model.embed(text).map_err(|e| e.to_string())
+    }
 }
 
 /// Whether `dir` holds every file of `model` with its pinned size (digests were checked when
