@@ -13864,7 +13864,7 @@ pub mod migration {
     irrefutable_let_patterns
 )]
 pub mod config {
-    ///Settings for one repository, committed to Git, so it must never hold a secret. Only three keys change behaviour today: `security.secretScan`, `providers.review.repositories` and `providers.review.redactParticipantNames`. Every other key is reserved: accepted here, ignored by the product. The file is not validated against this schema at run time.
+    ///Settings for one repository, committed to Git, so it must never hold a secret. Five keys change behaviour today: `security.secretScan`, `providers.review.repositories`, `providers.review.redactParticipantNames`, and `providers.embedding.adapter` and `.model`. Every other key is reserved: accepted here, ignored by the product. The file is not validated against this schema at run time.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(deny_unknown_fields)]
     pub struct ProjectConfig {
@@ -14035,11 +14035,11 @@ pub mod config {
         )]
         pub vector_store: ::std::option::Option<ProjectConfigProvidersVectorStore>,
     }
-    ///Reserved. Embedding adapter settings.
+    ///Vectors by meaning. `adapter: local` gives each index build a vector per passage from an installed model (`theurian model install`); any other adapter, or none, keeps the lexical ranking only.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(deny_unknown_fields)]
     pub struct ProjectConfigProvidersEmbedding {
-        ///Adapter name.
+        ///`local` for an installed model; other names are the reference's and change nothing.
         #[serde(default = "defaults::project_config_providers_embedding_adapter")]
         pub adapter: ::std::string::String,
         ///Name of the environment variable that holds the API key; a key written into this file is an error.
@@ -14057,7 +14057,7 @@ pub mod config {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub endpoint_env: ::std::option::Option<::std::string::String>,
-        ///Model name passed to the adapter.
+        ///With `adapter: local`, the model: a name `theurian model list` shows (all-minilm-l6-v2 when absent).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub model: ::std::option::Option<::std::string::String>,
     }
@@ -14085,7 +14085,7 @@ pub mod config {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub api_key_env: ::std::option::Option<::std::string::String>,
-        ///Model name passed to the adapter.
+        ///With `adapter: local`, the model: a name `theurian model list` shows (all-minilm-l6-v2 when absent).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub model: ::std::option::Option<::std::string::String>,
     }
@@ -14256,7 +14256,7 @@ pub mod config {
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(deny_unknown_fields)]
     pub struct ProjectConfigProvidersSummarization {
-        ///Adapter name.
+        ///`local` for an installed model; other names are the reference's and change nothing.
         #[serde(default = "defaults::project_config_providers_summarization_adapter")]
         pub adapter: ::std::string::String,
         ///Name of the environment variable that holds the API key.
@@ -14268,7 +14268,7 @@ pub mod config {
         ///Upper bound on a summary's length in tokens, 64 to 8192.
         #[serde(rename = "maxTokens", default = "defaults::default_u64::<i64, 512>")]
         pub max_tokens: i64,
-        ///Model name passed to the adapter.
+        ///With `adapter: local`, the model: a name `theurian model list` shows (all-minilm-l6-v2 when absent).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub model: ::std::option::Option<::std::string::String>,
     }

@@ -188,6 +188,7 @@ pub fn prepare(dir: &Path) -> Result<(DataDir, Value), CoreError> {
         include_unapproved: false,
         no_embeddings: false,
         raptor: true,
+        semantic: None,
     };
     let index = runtime.block_on(build(&data, &repo.root, PROJECT_ID, &visible, options))?;
     let review = crate::commands::review::build_store(&data, &repo.root, &SILENT)?;

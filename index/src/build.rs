@@ -34,6 +34,8 @@ pub struct BuildOptions<'a> {
     pub no_embeddings: bool,
     /// Build the extractive summary forest too.
     pub raptor: bool,
+    /// Vectors by meaning for every passage, when a model is configured and installed.
+    pub semantic: Option<&'a dyn super::semantic::PassageVectors>,
 }
 
 impl Default for BuildOptions<'_> {
@@ -43,6 +45,7 @@ impl Default for BuildOptions<'_> {
             include_unapproved: false,
             no_embeddings: false,
             raptor: false,
+            semantic: None,
         }
     }
 }
@@ -102,6 +105,8 @@ struct Fed {
     documents: Vec<super::raptor::DocumentInput>,
     /// How many passages were indexed (the next `seq`).
     passages: u64,
+    /// Every passage's text in `seq` order, when vectors by meaning are made.
+    texts: Vec<String>,
 }
 
 /// Chunks every item and hands each passage to the index writer and the passage table, and
@@ -120,6 +125,7 @@ fn feed(
         table: super::passages::TableWriter::default(),
         documents: Vec::new(),
         passages: 0,
+        texts: Vec::new(),
     };
     options
         .progress
@@ -129,6 +135,9 @@ fn feed(
         let served = served_text(&item.title, &item.body);
         let sha = sha256_hex(served.as_bytes());
         let chunks = chunk(&served);
+        if options.semantic.is_some() {
+            fed.texts.extend(chunks.iter().map(|c| c.text.clone()));
+        }
         if let Some(send) = to_embedder {
             send.send(chunks.iter().map(|c| c.text.clone()).collect())
                 .map_err(|_| index_error("a passage could not be embedded"))?;
@@ -265,7 +274,7 @@ pub fn write_build(
             options,
             to_embedder.as_ref(),
         )?;
-        let (table, documents, seq) = (fed.table, fed.documents, fed.passages);
+        let (table, documents, seq, texts) = (fed.table, fed.documents, fed.passages, fed.texts);
         drop(to_embedder);
         drop(to_runs);
         // The passage table is complete: it is written while the index commits.
@@ -280,6 +289,10 @@ pub fn write_build(
         if let Some(worker) = embedding {
             worker.join().map_err(|_| embedder_gone())??;
         }
+        let semantic = match options.semantic {
+            Some(model) => Some(semantic_vectors(building, model, &texts, options.progress)?),
+            None => None,
+        };
         let info = BuildInfo {
             format_version: FORMAT_VERSION,
             index_build_id: stamp.build_id.to_owned(),
@@ -296,6 +309,7 @@ pub fn write_build(
             chunks: seq as usize,
             indexes_unapproved: stamp.indexes_unapproved,
             indexed_sensitivities: stamp.sensitivities.iter().map(|s| s.to_string()).collect(),
+            semantic,
         };
         table_written
             .join()
@@ -313,6 +327,33 @@ pub fn write_build(
             0
         };
         Ok((info, nodes))
+    })
+}
+
+/// Every passage's vector by meaning, written beside the build; what the build records of it.
+fn semantic_vectors(
+    building: &Path,
+    model: &dyn super::semantic::PassageVectors,
+    texts: &[String],
+    progress: &dyn crate::progress::Progress,
+) -> Result<pointer::SemanticInfo, CoreError> {
+    let started = std::time::Instant::now();
+    let (rows, made) = model.vectors(texts, progress)?;
+    if rows.len() != texts.len() {
+        return Err(index_error(
+            "the embedding model did not give one vector per passage",
+        ));
+    }
+    let dimension = rows.first().map_or(0, |r| r.values.len());
+    if !rows.is_empty() {
+        super::semantic::write(building, dimension, &rows)?;
+    }
+    Ok(pointer::SemanticInfo {
+        model: model.identity().to_owned(),
+        dimension,
+        embedded: made.embedded,
+        cached: made.cached,
+        millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }
 
@@ -469,6 +510,7 @@ pub async fn build(
         "chunks": info.chunks,
         "raptorNodes": nodes,
         "embeddingModel": info.embedding_model,
+        "semantic": info.semantic,
         "indexesUnapproved": options.include_unapproved,
         "indexedSensitivities": info.indexed_sensitivities,
         "seconds": (started.elapsed().as_secs_f64() * 1e3).round() / 1e3,

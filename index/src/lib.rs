@@ -29,6 +29,7 @@ pub mod purge;
 pub mod raptor;
 pub mod runs;
 pub mod search;
+pub mod semantic;
 pub mod status;
 pub mod terms;
 

@@ -68,6 +68,23 @@ pub struct BuildInfo {
     pub chunks: usize,
     pub indexes_unapproved: bool,
     pub indexed_sensitivities: Vec<String>,
+    /// The vectors by meaning beside the build (`semantic.bin`), when a model made them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<SemanticInfo>,
+}
+
+/// What a build records of its vectors by meaning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SemanticInfo {
+    /// The model's identity: vectors from different models are never compared.
+    pub model: String,
+    pub dimension: usize,
+    /// Passages embedded for this build, and passages whose vector came from the cache.
+    pub embedded: usize,
+    pub cached: usize,
+    /// Time spent obtaining the vectors, in milliseconds.
+    pub millis: u64,
 }
 
 impl BuildInfo {

@@ -27,6 +27,8 @@
 //!   the report's schema, the gate, refusals by key path, the ceiling.
 //! * `model_install`: `theurian model install | list`; installing the real wheel is in the
 //!   `model` group.
+//! * `semantic_build`: `index build` with `providers.embedding.adapter: local`, with and
+//!   without the model (the `model` group installs it).
 //! * `parity`: our lexical and substring rankings against SQLite FTS5's bm25, row for row.
 
 mod authoring;
@@ -70,6 +72,7 @@ mod review_ingest;
 mod review_similar;
 mod review_thread;
 mod review_unresolved;
+mod semantic_build;
 mod setup;
 mod support;
 mod trace;

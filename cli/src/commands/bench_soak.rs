@@ -469,6 +469,7 @@ fn apply_and_index(data: &DataDir, root: &Path) -> Result<(), CoreError> {
         include_unapproved: false,
         no_embeddings: false,
         raptor: false,
+        semantic: None,
     };
     runtime.block_on(build(data, root, demo::PROJECT_ID, &visible, options))?;
     Ok(())

@@ -5,8 +5,10 @@ use super::migrate::project;
 use crate::args::IndexCommand;
 use serde_json::{json, Value};
 use theurian_core::datadir::DataDir;
+use theurian_core::embedding::{self, LocalModel, SemanticBuild};
 use theurian_core::index::build::{build, gc, BuildOptions};
 use theurian_core::index::pointer::{build_dir, BuildInfo, IndexPointer};
+use theurian_core::index::semantic::PassageVectors;
 use theurian_core::store::pointer;
 use theurian_core::{serving_profile, CoreError};
 
@@ -20,7 +22,16 @@ pub fn run(data: &DataDir, cmd: IndexCommand, json_output: bool) -> Result<Value
         } => {
             let visible = serving_profile::load(data)?.visible_names();
             let bar = crate::progress::Bar::new(json_output);
-            theurian_core::runtime::current_thread()?.block_on(build(
+            let wanted = embedding::configured(&project.root)?;
+            let local = match wanted {
+                Some(known) => LocalModel::load(data, known)?,
+                None => None,
+            };
+            let semantic = local.as_ref().map(|model| SemanticBuild {
+                model,
+                cache: embedding::cache_path(data),
+            });
+            let mut built = theurian_core::runtime::current_thread()?.block_on(build(
                 data,
                 &project.root,
                 &project.row.project_id,
@@ -30,8 +41,16 @@ pub fn run(data: &DataDir, cmd: IndexCommand, json_output: bool) -> Result<Value
                     include_unapproved,
                     no_embeddings,
                     raptor,
+                    semantic: semantic.as_ref().map(|s| s as &dyn PassageVectors),
                 },
-            ))
+            ))?;
+            if let (Some(known), None) = (wanted, &local) {
+                built["semanticNote"] = json!(format!(
+                    "providers.embedding asks for {}, which is not installed, so this build has no vectors by meaning; `theurian model install` installs it.",
+                    known.name
+                ));
+            }
+            Ok(built)
         }
         IndexCommand::Gc { dry_run } => gc(&project.root, dry_run),
         IndexCommand::Status => {

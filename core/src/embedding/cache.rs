@@ -18,45 +18,16 @@ use std::time::{Duration, Instant};
 /// Vectors kept at most; about 200 MB at 384 dimensions.
 pub const MAX_ROWS: i64 = 500_000;
 
-/// A vector as int8 values and the scale that maps them back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Quantized {
-    pub scale: f32,
-    pub values: Vec<i8>,
+pub use crate::index::semantic::Quantized;
+
+fn to_blob(q: &Quantized) -> Vec<u8> {
+    q.values.iter().map(|v| *v as u8).collect()
 }
 
-impl Quantized {
-    /// Each value rounded to the nearest of 255 steps between ±(the largest magnitude).
-    pub fn of(vector: &[f32]) -> Quantized {
-        let largest = vector.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
-        let values = vector
-            .iter()
-            .map(|v| (v / scale).round().clamp(-127.0, 127.0) as i8)
-            .collect();
-        Quantized { scale, values }
-    }
-
-    /// The dot product with another quantized vector.
-    pub fn dot(&self, other: &Quantized) -> f32 {
-        let sum: i32 = self
-            .values
-            .iter()
-            .zip(&other.values)
-            .map(|(a, b)| i32::from(*a) * i32::from(*b))
-            .sum();
-        sum as f32 * self.scale * other.scale
-    }
-
-    fn to_blob(&self) -> Vec<u8> {
-        self.values.iter().map(|v| *v as u8).collect()
-    }
-
-    fn from_blob(scale: f64, blob: &[u8]) -> Quantized {
-        Quantized {
-            scale: scale as f32,
-            values: blob.iter().map(|b| *b as i8).collect(),
-        }
+fn from_blob(scale: f64, blob: &[u8]) -> Quantized {
+    Quantized {
+        scale: scale as f32,
+        values: blob.iter().map(|b| *b as i8).collect(),
     }
 }
 
@@ -151,7 +122,7 @@ impl VectorCache {
                 .bind(embedder.identity())
                 .bind(key)
                 .bind(f64::from(quantized.scale))
-                .bind(quantized.to_blob())
+                .bind(to_blob(&quantized))
                 .bind(now)
                 .execute(&mut *tx)
                 .await
@@ -190,7 +161,7 @@ impl VectorCache {
             let key: String = row.try_get("key").map_err(|e| failed("be read", e))?;
             let scale: f64 = row.try_get("scale").map_err(|e| failed("be read", e))?;
             let blob: Vec<u8> = row.try_get("vector").map_err(|e| failed("be read", e))?;
-            found.insert(key, Quantized::from_blob(scale, &blob));
+            found.insert(key, from_blob(scale, &blob));
         }
         sqlx::query("UPDATE passage_vectors SET used_at = ? WHERE model = ? AND text_sha256 IN (SELECT value FROM json_each(?))")
             .bind(chrono::Utc::now().timestamp())

@@ -284,6 +284,82 @@ impl cache::Embedder for LocalModel {
     }
 }
 
+/// The model `providers.embedding` in the project's `.theurian/config.yaml` asks for: `None`
+/// unless `adapter` is `local` (any other adapter, or none, keeps today's ranking); `model`
+/// names one of [`CATALOG`], all-MiniLM-L6-v2 when absent.
+pub fn configured(root: &Path) -> Result<Option<&'static KnownModel>, CoreError> {
+    const CURE: &str = "Set providers.embedding.adapter to `local` and providers.embedding.model to a model `theurian model list` names, or remove the section.";
+    let doc = crate::config::read(root, CURE)?;
+    let section = crate::config::section(&doc, &["providers", "embedding"], CURE)?;
+    if section.get("adapter").and_then(serde_json::Value::as_str) != Some("local") {
+        return Ok(None);
+    }
+    let name = match section.get("model") {
+        None | Some(serde_json::Value::Null) => MINILM.name,
+        Some(serde_json::Value::String(name)) => name.as_str(),
+        Some(_) => {
+            return Err(CoreError::usage(
+                "providers.embedding.model in .theurian/config.yaml must be a string.",
+                CURE,
+            ))
+        }
+    };
+    known(name).map(Some).ok_or_else(|| {
+        CoreError::usage(
+            "providers.embedding.model in .theurian/config.yaml names no model this build knows.",
+            CURE,
+        )
+    })
+}
+
+/// A build's passage vectors from an installed model, through the cache in the data directory.
+pub struct SemanticBuild<'a> {
+    pub model: &'a LocalModel,
+    pub cache: PathBuf,
+}
+
+impl crate::index::semantic::PassageVectors for SemanticBuild<'_> {
+    fn identity(&self) -> &str {
+        &self.model.identity
+    }
+
+    fn vectors(
+        &self,
+        texts: &[String],
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<(Vec<cache::Quantized>, crate::index::semantic::Made), CoreError> {
+        // The cache is async and the build may already run inside a runtime: a thread of its
+        // own gets a runtime of its own.
+        let run = || {
+            crate::runtime::current_thread()?.block_on(async {
+                let mut cache = cache::VectorCache::open(&self.cache).await?;
+                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let mut staged = false;
+                let (rows, stats) = cache
+                    .vectors(self.model, &texts, &mut |_, missing| {
+                        if !staged {
+                            progress.stage("embedding passages", Some(missing as u64));
+                            staged = true;
+                        }
+                        progress.step();
+                    })
+                    .await?;
+                let made = crate::index::semantic::Made {
+                    cached: stats.cached,
+                    embedded: stats.embedded,
+                };
+                Ok((rows, made))
+            })
+        };
+        std::thread::scope(|scope| scope.spawn(run).join()).map_err(|_| {
+            CoreError::failure(
+                "Embedding the passages stopped unexpectedly.",
+                "Run `theurian index build` again; if it persists, report it.",
+            )
+        })?
+    }
+}
+
 /// Whether `dir` holds every file of `model` with its pinned size (digests were checked when
 /// it was installed; reading 90 MB to re-check them on every start would cost a second).
 pub fn present(dir: &Path, model: &KnownModel) -> bool {
