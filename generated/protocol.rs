@@ -4540,7 +4540,7 @@ pub mod mcp {
         ///How many results the caller could have received but that did not fit in `maxTokens`. Zero means the budget cut nothing; withheld content is never counted.
         #[serde(rename = "droppedForBudget")]
         pub dropped_for_budget: u64,
-        ///The embedding model the dense retriever used, or an empty string when dense retrieval did not run (not requested, not configured, or the index was embedded by another model). Depends only on the index and the call's parameters, never on what matched.
+        ///The embedding model behind the dense retriever: the installed model (e.g. `all-minilm-l6-v2`) when the index holds vectors by meaning, else the hashed model when the call set `useDense`, else an empty string. Depends only on the index, the installation and the call's parameters, never on what matched.
         #[serde(rename = "embeddingModel")]
         pub embedding_model: ::std::string::String,
         #[serde(
@@ -4766,7 +4766,7 @@ pub mod mcp {
         ///One line of text, newlines flattened, at most 280 characters plus a trailing `...` when cut. On the ranked path it is the passage that matched; on the unranked fallback scan it is the start of the body.
         pub excerpt: Excerpt,
         pub executable: NotExecutable,
-        ///The retrievers that ranked this hit, sorted alphabetically. Ranked path only, always together with `fusedScore`. `lexical`: the word index. `substring`: the trigram index, or for queries whose terms are all shorter than three characters a scoped scan of indexed chunks. `dense`: vector similarity, only when the call set `useDense`. `summary`: reached through a RAPTOR summary node, only over a `--raptor` build. Not to be confused with `retrieval.mode: "substring"`, which names the unranked fallback.
+        ///The retrievers that ranked this hit, sorted alphabetically. Ranked path only, always together with `fusedScore`. `lexical`: the word index. `substring`: the trigram index, or for queries whose terms are all shorter than three characters a scoped scan of indexed chunks. `dense`: vector similarity, from the embedding model when the index holds vectors by meaning and the words alone found no item covering the query, or from the hashed model when the call set `useDense` (`retrieval.embeddingModel` names which). `summary`: reached through a RAPTOR summary node, only over a `--raptor` build. Not to be confused with `retrieval.mode: "substring"`, which names the unranked fallback.
         #[serde(
             rename = "foundBy",
             skip_serializing_if = "::std::option::Option::is_none"

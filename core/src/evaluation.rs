@@ -552,6 +552,21 @@ mod tests {
     }
 
     #[test]
+    fn the_pep_development_set_in_the_repository_is_a_valid_set() {
+        let committed =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/evaluations/peps.yaml");
+        let dir = project();
+        std::fs::copy(&committed, dir.path().join(DIRECTORY).join("peps.yaml")).expect("copy");
+        let sets = load(dir.path()).expect("the committed set loads");
+        let queries = &sets[0].set.queries;
+        let paraphrases = queries
+            .iter()
+            .filter(|q| q.class == QueryClass::Paraphrase)
+            .count();
+        assert!(paraphrases >= 100, "{paraphrases} paraphrases");
+    }
+
+    #[test]
     fn links_and_special_files_are_not_read() {
         let outside = tempfile::tempdir().expect("tempdir");
         std::fs::write(outside.path().join("x.yaml"), "formatVersion: 1\n").expect("write");

@@ -31,6 +31,10 @@ pub struct OpenIndex {
     embeddings_path: std::path::PathBuf,
     /// Embeddings by `seq`, read on the first dense search.
     embeddings: std::sync::OnceLock<Result<Vec<f32>, String>>,
+    /// Vectors by meaning by `seq`, read on the first search that brings a query vector;
+    /// `None` inside when the build has none or they do not match its passages.
+    semantic: std::sync::OnceLock<Option<Vec<super::semantic::Quantized>>>,
+    semantic_dir: std::path::PathBuf,
     /// The summary forest and its node-text index, for a `--raptor` build.
     pub forest: Option<Forest>,
     /// Reader over the node texts (same fields as passages; `seq` = node position).
@@ -249,6 +253,8 @@ impl OpenIndex {
             has_embeddings,
             embeddings_path,
             embeddings: std::sync::OnceLock::new(),
+            semantic: std::sync::OnceLock::new(),
+            semantic_dir: dir.to_path_buf(),
             forest,
             nodes,
             node_position,
@@ -398,6 +404,16 @@ impl OpenIndex {
                 .collect())
         });
         loaded.as_deref().map_err(Clone::clone)
+    }
+}
+
+impl OpenIndex {
+    /// The build's vectors by meaning, by `seq`, when it has them and they match its passages.
+    pub fn semantic_rows(&self) -> Option<&[super::semantic::Quantized]> {
+        self.info.semantic.as_ref()?;
+        self.semantic
+            .get_or_init(|| super::semantic::read(&self.semantic_dir, self.passages.len()))
+            .as_deref()
     }
 }
 

@@ -57,6 +57,9 @@ pub struct Request<'a> {
     pub valid_at: Option<chrono::DateTime<chrono::FixedOffset>>,
     /// The most hits wanted: every candidate is fused, but only this many hits are made.
     pub limit: usize,
+    /// The query's vector by meaning, when the build has vectors from the same model: the
+    /// semantic retriever joins, reported as `dense`.
+    pub semantic: Option<&'a [f32]>,
 }
 
 /// One fused result: the item's canonical row (shared with the memo, so only the hits a caller
@@ -606,6 +609,22 @@ pub async fn ranked<'i>(
         rankings.push((DENSE, cleared));
     }
 
+    if let Some(query) = req.semantic {
+        if !lexical_covers(idx, &rankings, req.query) {
+            let seqs = semantic(idx, query, |p| {
+                req.statuses.contains(&p.status()) && req.visible.contains(&p.sensitivity())
+            });
+            let mut cleared: Vec<usize> = gate
+                .admit(&seqs)
+                .await?
+                .into_iter()
+                .filter(|s| gate.valid(*s))
+                .collect();
+            cleared.truncate(CANDIDATE_DEPTH);
+            rankings.push((DENSE, cleared));
+        }
+    }
+
     let hits = fuse(idx, &rankings)
         .into_iter()
         .filter_map(|(seq, score, by)| {
@@ -650,6 +669,54 @@ pub fn dense(
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
     Ok(scored.into_iter().map(|(_, s)| s).collect())
+}
+
+/// Whether the word ranking's first item holds every content word of the query (in any of its
+/// passages). Then its order stands: the semantic retriever is asked only when the words did
+/// not find one item that covers the question, so exact questions keep their exact answers.
+fn lexical_covers(idx: &OpenIndex, rankings: &[(usize, Vec<usize>)], query: &str) -> bool {
+    let Some(&top) = rankings
+        .iter()
+        .find(|(retriever, _)| *retriever == LEXICAL)
+        .and_then(|(_, ranking)| ranking.first())
+    else {
+        return false;
+    };
+    let words = super::semantic::content_words(query);
+    let revision = idx
+        .passage(top)
+        .chunk_id()
+        .split('#')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let text: String = idx
+        .revision_passages(&revision)
+        .into_iter()
+        .map(|s| idx.passage(s).text().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    super::semantic::covers(&words, &text)
+}
+
+/// Every passage `keep` admits, most similar to `query` first (ties by chunk id).
+pub fn semantic(
+    idx: &OpenIndex,
+    query: &[f32],
+    keep: impl Fn(&super::passages::Passage<'_>) -> bool,
+) -> Vec<usize> {
+    let Some(rows) = idx.semantic_rows() else {
+        return Vec::new();
+    };
+    let mut scored: Vec<(f32, usize)> = rows
+        .iter()
+        .enumerate()
+        .filter(|(s, _)| keep(&idx.passage(*s)))
+        .map(|(s, row)| (super::semantic::score(query, row), s))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| idx.chunk_cmp(a.1, b.1)));
+    scored.truncate(FIRST_PASS_DEPTH);
+    scored.into_iter().map(|(_, s)| s).collect()
 }
 
 /// Reciprocal rank fusion of `(retriever, ranking)` pairs (k = [`RRF_K`], ranks from 1): each

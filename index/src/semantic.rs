@@ -46,6 +46,56 @@ impl Quantized {
     }
 }
 
+/// The similarity of a float query vector and a stored row (the row's scale applied once).
+pub fn score(query: &[f32], row: &Quantized) -> f32 {
+    let sum: f32 = query
+        .iter()
+        .zip(&row.values)
+        .map(|(q, v)| q * f32::from(*v))
+        .sum();
+    sum * row.scale
+}
+
+/// Words too common to say what a question is about: they never decide whether the lexical
+/// ranking's first answer covers the question.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+    "before", "being", "between", "both", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "during", "each", "for", "from", "had", "has", "have", "having", "how", "i", "if",
+    "in", "into", "is", "it", "its", "just", "may", "me", "might", "more", "most", "must", "my",
+    "no", "not", "of", "on", "once", "only", "or", "other", "our", "out", "over", "own", "same",
+    "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+    "with", "would", "you", "your",
+];
+
+/// The words of `query` that say what it is about: lower-cased letter-and-digit runs, without
+/// the common words.
+pub fn content_words(query: &str) -> Vec<String> {
+    let mut words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// Whether every content word of the query occurs among `text`'s words. When the lexical
+/// ranking's first answer covers the whole question, its order is kept as it is: meaning is
+/// brought in only where the words alone did not find a complete match.
+pub fn covers(words: &[String], text: &str) -> bool {
+    let held: std::collections::HashSet<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    !words.is_empty() && words.iter().all(|w| held.contains(w))
+}
+
 /// How the vectors of one build were obtained.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Made {
@@ -127,6 +177,18 @@ pub fn read(dir: &Path, passages: usize) -> Option<Vec<Quantized>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn content_words_leave_the_common_ones_out_and_coverage_needs_every_one() {
+        let words = content_words("How should a retry BUDGET work, and why?");
+        assert_eq!(words, ["budget", "retry", "work"]);
+        assert!(covers(&words, "The retry budget: how the work is bounded."));
+        assert!(!covers(&words, "The retry budget is bounded."));
+        assert!(
+            !covers(&content_words("how and why"), "how and why"),
+            "no content word, no cover"
+        );
+    }
 
     #[test]
     fn rows_round_trip_and_a_file_that_does_not_fit_is_not_used() {

@@ -160,6 +160,7 @@ fn assemble(
     })?;
     let instance_id = token::generate()?.chars().take(16).collect();
     Ok(Arc::new(Shared {
+        semantic: theurian_core::embedding::SemanticQueries::new(data.clone()),
         data,
         token,
         ceiling,

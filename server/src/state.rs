@@ -56,6 +56,8 @@ pub struct Shared {
     pub activity: crate::memory::Activity,
     /// Opened index builds.
     pub indexes: theurian_core::index::open::IndexCache,
+    /// Query vectors for builds with vectors by meaning (the model loads on first need).
+    pub semantic: theurian_core::embedding::SemanticQueries,
     /// The review.findings admission gate.
     pub findings_gate: crate::admission::Gate,
     /// The review.search admission gate.

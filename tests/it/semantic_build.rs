@@ -83,4 +83,29 @@ fn model_every_passage_gets_a_vector_and_a_rebuild_embeds_only_what_changed() {
     assert!(Path::new(&build_dir(&repo, &second))
         .join("semantic.bin")
         .is_file());
+
+    // The served tools with the retriever on and off, side by side: the demo's question set.
+    let report = repo.ok(&["--json", "eval"]);
+    let (lexical, semantic) = (&report["runs"][0], &report["runs"][1]);
+    assert_eq!(
+        (semantic["mode"].as_str(), semantic["available"].as_bool()),
+        (Some("semantic"), Some(true)),
+        "{semantic}"
+    );
+    let class = |run: &Value, name: &str| {
+        run["byClass"]
+            .as_array()
+            .and_then(|c| c.iter().find(|m| m["class"] == name))
+            .map(|m| m["metrics"]["mrr"].as_f64().unwrap_or(0.0))
+            .unwrap_or(0.0)
+    };
+    assert_eq!(
+        class(semantic, "exact"),
+        1.0,
+        "exact questions keep their exact answers"
+    );
+    assert!(
+        class(semantic, "paraphrase") >= class(lexical, "paraphrase"),
+        "{report}"
+    );
 }

@@ -439,6 +439,7 @@ pub fn run(
             database: &database,
             valid_at: None,
             limit,
+            semantic: None,
         };
         let t = Instant::now();
         let hits = runtime

@@ -23,9 +23,23 @@ use theurian_protocol::tools::{dispatch, ToolId};
 use theurian_server::tools::Handlers;
 use theurian_server::ToolNames;
 
-/// Why the semantic run has nothing to measure in this build.
-const NO_SEMANTIC: &str =
-    "This build has no embedding retriever, so only the lexical ranking is measured.";
+/// Why the semantic run cannot be measured on this project, if it cannot.
+fn semantic_unavailable(data: &DataDir, root: &std::path::Path) -> Option<String> {
+    use theurian_core::embedding::{identity_of, model_dir, present, MINILM};
+    use theurian_core::index::pointer::{build_dir, BuildInfo, IndexPointer};
+    let state_dir = root.join(".theurian/state");
+    let built = IndexPointer::read(&state_dir)
+        .and_then(|p| BuildInfo::read(&build_dir(&state_dir, &p.index_build_id)))
+        .and_then(|info| info.semantic);
+    let Some(built) = built else {
+        return Some("The published index has no vectors by meaning: set providers.embedding.adapter to `local`, run `theurian model install`, then `theurian index build`.".into());
+    };
+    let installed = present(&model_dir(data, &MINILM), &MINILM);
+    if built.model != identity_of(&MINILM) || !installed {
+        return Some("The model that made the index's vectors is not installed: run `theurian model install`.".into());
+    }
+    None
+}
 
 fn selected(sets: Vec<LoadedSet>, wanted: &[String]) -> Result<Vec<LoadedSet>, CoreError> {
     if wanted.is_empty() {
@@ -205,26 +219,29 @@ pub fn run(data: &DataDir, args: EvalArgs, json_output: bool) -> Result<(Value, 
                 "Run `theurian migrate apply`, then `theurian index build`.",
             )
         })?;
-    let handlers = Handlers::new(state);
+    let handlers = Handlers::new(state.clone());
     let k = args.k;
-    let lexical = theurian_core::runtime::current_thread()?.block_on(async {
-        served(&handlers, &project_id).await?;
-        let mut asked = Vec::new();
-        for loaded in &sets {
-            for query in &loaded.set.queries {
-                asked.push(ask(&handlers, &loaded.path, query, &project_id, k).await?);
-            }
+    let unavailable = semantic_unavailable(data, &project.root);
+    let runtime = theurian_core::runtime::current_thread()?;
+    let mut runs = Vec::new();
+    for mode in RetrievalMode::ALL {
+        let on = *mode == RetrievalMode::Semantic;
+        if let (true, Some(reason)) = (on, &unavailable) {
+            runs.push(evaluation::unavailable(*mode, reason.clone()));
+            continue;
         }
-        Ok::<_, CoreError>(evaluation::run(
-            RetrievalMode::Lexical,
-            &asked,
-            usize::from(k),
-        ))
-    })?;
-    let runs = vec![
-        lexical,
-        evaluation::unavailable(RetrievalMode::Semantic, NO_SEMANTIC.to_owned()),
-    ];
+        state.semantic.set_enabled(on);
+        runs.push(runtime.block_on(async {
+            served(&handlers, &project_id).await?;
+            let mut asked = Vec::new();
+            for loaded in &sets {
+                for query in &loaded.set.queries {
+                    asked.push(ask(&handlers, &loaded.path, query, &project_id, k).await?);
+                }
+            }
+            Ok::<_, CoreError>(evaluation::run(*mode, &asked, usize::from(k)))
+        })?);
+    }
     let gate = evaluation::gate(&runs, &args.require);
     let exit = if gate.passed { Exit::Ok } else { Exit::Failure };
     let report = EvaluationReport {

@@ -1197,7 +1197,7 @@ export type RetrievalMetadata = {
    */
   indexBuildId: string | null;
   /**
-   * The embedding model the dense retriever used, or an empty string when dense retrieval did not run (not requested, not configured, or the index was embedded by another model). Depends only on the index and the call's parameters, never on what matched.
+   * The embedding model behind the dense retriever: the installed model (e.g. `all-minilm-l6-v2`) when the index holds vectors by meaning, else the hashed model when the call set `useDense`, else an empty string. Depends only on the index, the installation and the call's parameters, never on what matched.
    */
   embeddingModel: string;
   fallbackReason: FallbackReason | null;
@@ -1249,7 +1249,7 @@ export type RetrievalResult = {
    */
   fusedScore?: number;
   /**
-   * The retrievers that ranked this hit, sorted alphabetically. Ranked path only, always together with `fusedScore`. `lexical`: the word index. `substring`: the trigram index, or for queries whose terms are all shorter than three characters a scoped scan of indexed chunks. `dense`: vector similarity, only when the call set `useDense`. `summary`: reached through a RAPTOR summary node, only over a `--raptor` build. Not to be confused with `retrieval.mode: "substring"`, which names the unranked fallback.
+   * The retrievers that ranked this hit, sorted alphabetically. Ranked path only, always together with `fusedScore`. `lexical`: the word index. `substring`: the trigram index, or for queries whose terms are all shorter than three characters a scoped scan of indexed chunks. `dense`: vector similarity, from the embedding model when the index holds vectors by meaning and the words alone found no item covering the query, or from the hashed model when the call set `useDense` (`retrieval.embeddingModel` names which). `summary`: reached through a RAPTOR summary node, only over a `--raptor` build. Not to be confused with `retrieval.mode: "substring"`, which names the unranked fallback.
    */
   foundBy?: Array<"lexical" | "substring" | "dense" | "summary">;
   /**

@@ -15,6 +15,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// Passages embedded between two commits of the cache.
+const COMMIT_EVERY: usize = 64;
 /// Vectors kept at most; about 200 MB at 384 dimensions.
 pub const MAX_ROWS: i64 = 500_000;
 
@@ -111,6 +113,12 @@ impl VectorCache {
         for (text, key) in texts.iter().zip(&keys) {
             if found.contains_key(key) {
                 continue;
+            }
+            // Committed in batches: an interrupted first embedding keeps what it already paid
+            // for, and the next build starts from there.
+            if stats.embedded > 0 && stats.embedded % COMMIT_EVERY == 0 {
+                tx.commit().await.map_err(|e| failed("write", e))?;
+                tx = self.conn.begin().await.map_err(|e| failed("write", e))?;
             }
             let started = Instant::now();
             let vector = embedder

@@ -256,15 +256,9 @@ impl LocalModel {
                 "Move its directory aside and run `theurian model install` again.",
             )
         })?;
-        let weights = known
-            .files
-            .iter()
-            .map(|(_, digest, _)| &digest[..12])
-            .collect::<Vec<_>>()
-            .join("-");
         Ok(Some(LocalModel {
             model,
-            identity: format!("{}@{weights}", known.name),
+            identity: identity_of(known),
         }))
     }
 
@@ -551,5 +545,94 @@ mod tests {
             "{}",
             err.message
         );
+    }
+}
+
+/// The identity vectors from `model` carry, known without loading it: its name and the digests
+/// of its files, so a build made with other weights is never compared with these.
+pub fn identity_of(model: &KnownModel) -> String {
+    let weights: Vec<&str> = model
+        .files
+        .iter()
+        .map(|(_, digest, _)| &digest[..12])
+        .collect();
+    format!("{}@{}", model.name, weights.join("-"))
+}
+
+/// Query vectors for searches over builds that hold vectors by meaning: the installed model,
+/// loaded on the first query that needs it (90 MB, so never for a daemon whose builds have no
+/// vectors), and the most recent query vectors, so a repeated question costs no inference.
+pub struct SemanticQueries {
+    data: DataDir,
+    model: std::sync::OnceLock<Option<std::sync::Arc<LocalModel>>>,
+    recent: std::sync::Mutex<Recent>,
+    enabled: std::sync::atomic::AtomicBool,
+}
+
+/// Query vectors kept, least recently asked dropped first.
+const RECENT_QUERIES: usize = 256;
+
+#[derive(Default)]
+struct Recent {
+    vectors: std::collections::HashMap<String, std::sync::Arc<Vec<f32>>>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl SemanticQueries {
+    pub fn new(data: DataDir) -> SemanticQueries {
+        SemanticQueries {
+            data,
+            model: std::sync::OnceLock::new(),
+            recent: std::sync::Mutex::new(Recent::default()),
+            enabled: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+
+    /// Turns the semantic retriever off (or on again) for every later search: `theurian eval`
+    /// measures both.
+    pub fn set_enabled(&self, on: bool) {
+        self.enabled.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The vector of `query` when a build made by `identity` can use it: `None` when the
+    /// retriever is off, the identity is not the installed model's, or the model is absent.
+    pub async fn vector(&self, identity: &str, query: &str) -> Option<std::sync::Arc<Vec<f32>>> {
+        if !self.enabled.load(std::sync::atomic::Ordering::Relaxed)
+            || identity != identity_of(&MINILM)
+        {
+            return None;
+        }
+        if let Some(found) = self.recent.lock().ok()?.vectors.get(query).cloned() {
+            return Some(found);
+        }
+        let model = self
+            .model
+            .get_or_init(|| {
+                LocalModel::load(&self.data, &MINILM)
+                    .ok()
+                    .flatten()
+                    .map(std::sync::Arc::new)
+            })
+            .clone()?;
+        let text = query.to_owned();
+        let vector = tokio::task::spawn_blocking(move || model.model.embed(&text).ok())
+            .await
+            .ok()
+            .flatten()
+            .map(std::sync::Arc::new)?;
+        let mut recent = self.recent.lock().ok()?;
+        if recent
+            .vectors
+            .insert(query.to_owned(), vector.clone())
+            .is_none()
+        {
+            recent.order.push_back(query.to_owned());
+        }
+        while recent.order.len() > RECENT_QUERIES {
+            if let Some(old) = recent.order.pop_front() {
+                recent.vectors.remove(&old);
+            }
+        }
+        Some(vector)
     }
 }

@@ -34,6 +34,8 @@ pub struct Source<'a> {
     pub memo: &'a StateMemo,
     /// The sensitivities the caller may see.
     pub visible: &'a [&'a str],
+    /// Query vectors, for builds that hold vectors by meaning.
+    pub semantic: Option<&'a crate::embedding::SemanticQueries>,
 }
 
 /// What is asked.
@@ -123,15 +125,19 @@ pub async fn search(source: &Source<'_>, ask: &Ask<'_>) -> Result<Outcome, ReadE
         Ok((pointer, dir)) => match source.indexes.open(&dir) {
             Err(_) => Fallback::IndexSchemaMismatch,
             Ok(idx) => match ranked_hits(source, ask, &idx).await? {
-                Some(found) => {
+                Some((found, by_meaning)) => {
                     let recorded = idx.info.embedding_model.as_str();
                     let dense = ask.use_dense && (recorded.is_empty() || recorded == MODEL);
+                    let model = match by_meaning {
+                        true => Some(crate::embedding::MINILM.name),
+                        false => dense.then_some(MODEL),
+                    };
                     return Ok(Outcome {
                         served: Served::Ranked {
                             stale: pointer.state_hash != source.state_hash,
                             build_id: pointer.index_build_id.clone(),
                             indexes_unapproved: pointer.indexes_unapproved,
-                            dense_model: dense.then_some(MODEL),
+                            dense_model: model,
                         },
                         found,
                     });
@@ -167,13 +173,18 @@ pub async fn search(source: &Source<'_>, ask: &Ask<'_>) -> Result<Outcome, ReadE
     })
 }
 
-/// The ranked hits from an opened build, or None when the build fails while answering.
+/// The ranked hits from an opened build and whether a query vector by meaning took part, or
+/// None when the build fails while answering.
 async fn ranked_hits(
     source: &Source<'_>,
     ask: &Ask<'_>,
     idx: &crate::index::open::OpenIndex,
-) -> Result<Option<Vec<Found>>, ReadError> {
+) -> Result<Option<(Vec<Found>, bool)>, ReadError> {
     let recorded = idx.info.embedding_model.as_str();
+    let vector = match (source.semantic, &idx.info.semantic) {
+        (Some(queries), Some(built)) => queries.vector(&built.model, ask.query).await,
+        _ => None,
+    };
     let request = Request {
         project: source.project,
         query: ask.query,
@@ -184,6 +195,7 @@ async fn ranked_hits(
         database: source.database,
         valid_at: ask.valid_at,
         limit: ask.limit,
+        semantic: vector.as_deref().map(Vec::as_slice),
     };
     let Ok(hits) = ranked(source.pool, idx, &request).await else {
         return Ok(None);
@@ -207,7 +219,7 @@ async fn ranked_hits(
             }
         })
         .collect();
-    Ok(Some(found))
+    Ok(Some((found, vector.is_some())))
 }
 
 /// The summaries above a revision's passages, when the build has a RAPTOR forest.

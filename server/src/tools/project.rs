@@ -163,6 +163,7 @@ impl Opened {
             indexes: &state.indexes,
             memo: &state.memo,
             visible,
+            semantic: Some(&state.semantic),
         }
     }
 
